@@ -1,0 +1,24 @@
+"""Generation engines, chosen by an explicit name (never by what happens to be installed)."""
+
+from __future__ import annotations
+
+from mintrl.engine.base import Engine, Generation, Sampling
+
+ENGINES = ("transformers",)
+
+
+def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str = "cpu"):
+    """Load a Hugging Face checkpoint into the named engine; returns (engine, tokenizer)."""
+    if name != "transformers":
+        raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mintrl.engine.transformers_engine import TransformersEngine
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype="float32").to(device).eval()
+    engine = TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id, batch_size)
+    return engine, tokenizer
+
+
+__all__ = ["ENGINES", "Engine", "Generation", "Sampling", "load_engine"]

@@ -1,0 +1,33 @@
+"""The generation-engine interface every backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample. Log-probs are always those of the raw model (temperature 1, no top-k/p):
+    the quantity RL needs as the behaviour policy's log-prob."""
+
+    max_new_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0  # 0: no top-k filter
+    seed: int = 0
+
+
+@dataclass
+class Generation:
+    """Per prompt: generated ids (EOS included when produced), their log-probs, and why it
+    stopped: "stop" (EOS) or "length" (max_new_tokens reached)."""
+
+    token_ids: list[list[int]]
+    logprobs: list[list[float]]
+    finish_reasons: list[str]
+
+
+class Engine(Protocol):
+    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
+        """Continue each prompt (any token-id prefix) independently."""

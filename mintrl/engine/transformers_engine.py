@@ -1,0 +1,108 @@
+"""Generation with a Hugging Face causal LM and our own decode loop (KV cache, left padding).
+
+Why our own loop rather than ``model.generate``: we need the raw-model log-prob of every
+sampled token in fp32, rows that leave the batch as soon as they finish, and (for MInTRL's
+chunked rollouts) caches we can keep and crop between calls.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+from transformers import DynamicCache
+
+from mintrl.engine.base import Generation, Sampling
+
+
+def filter_logits(logits: torch.Tensor, sampling: Sampling) -> torch.Tensor:
+    """Temperature, top-k and top-p applied to (B, V) logits; removed entries become -inf."""
+    logits = logits / sampling.temperature
+    if sampling.top_k and sampling.top_k < logits.shape[-1]:
+        kth = torch.topk(logits, sampling.top_k, dim=-1).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if sampling.top_p < 1.0:
+        sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
+        probs = torch.softmax(sorted_logits, dim=-1)
+        # Drop a token when the mass before it already reaches top_p (the first always stays).
+        drop_sorted = (probs.cumsum(-1) - probs) >= sampling.top_p
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        logits = logits.masked_fill(drop, float("-inf"))
+    return logits
+
+
+class TransformersEngine:
+    """Batched sampling from a transformers causal LM (CPU or GPU)."""
+
+    def __init__(self, model, eos_token_id: int, pad_token_id: int, batch_size: int = 256):
+        self.model = model
+        self.eos = eos_token_id
+        self.pad = pad_token_id
+        self.batch_size = batch_size
+        # transformers renamed `past_key_values` to `cache`; accept both generations.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
+        gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
+        out = Generation([], [], [])
+        for i in range(0, len(prompt_token_ids), self.batch_size):
+            part = self._generate_batch(prompt_token_ids[i : i + self.batch_size], sampling, gen)
+            out.token_ids += part.token_ids
+            out.logprobs += part.logprobs
+            out.finish_reasons += part.finish_reasons
+        return out
+
+    @torch.inference_mode()
+    def _generate_batch(self, prompts: list[list[int]], sampling: Sampling, gen) -> Generation:
+        n, width = len(prompts), max(map(len, prompts))
+        dev = self.device
+        ids = torch.full((n, width), self.pad, dtype=torch.long)
+        mask = torch.zeros((n, width), dtype=torch.long)
+        for i, p in enumerate(prompts):  # left padding: every prompt ends at column width-1
+            ids[i, width - len(p) :] = torch.tensor(p)
+            mask[i, width - len(p) :] = 1
+        ids, mask = ids.to(dev), mask.to(dev)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        logits = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, **{self._cache_kw: cache}
+        ).logits[:, -1, :]
+
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        logps: list[list[float]] = [[] for _ in range(n)]
+        reasons = ["length"] * n
+        alive = torch.arange(n)  # original row of each batch row still generating
+        next_pos = positions[:, -1] + 1
+        for step in range(sampling.max_new_tokens):
+            raw = torch.log_softmax(logits.float(), dim=-1)  # (b, V) behaviour log-probs
+            probs = torch.softmax(filter_logits(logits.float(), sampling), dim=-1)
+            nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # (b,)
+            lp = raw.gather(-1, nxt.to(dev)[:, None]).squeeze(1).cpu()
+            done = nxt == self.eos
+            for b, row in enumerate(alive.tolist()):
+                tokens[row].append(int(nxt[b]))
+                logps[row].append(float(lp[b]))
+                if done[b]:
+                    reasons[row] = "stop"
+            if step == sampling.max_new_tokens - 1:
+                break
+            keep = (~done).nonzero().squeeze(1)
+            if keep.numel() == 0:
+                break
+            if keep.numel() < len(alive):  # finished rows leave the batch
+                cache.batch_select_indices(keep.to(dev))
+                alive, nxt, mask, next_pos = alive[keep], nxt[keep], mask[keep.to(dev)], next_pos[keep.to(dev)]
+            mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
+            logits = self.model(
+                input_ids=nxt.to(dev)[:, None],
+                attention_mask=mask,
+                position_ids=next_pos[:, None],
+                **{self._cache_kw: cache},
+            ).logits[:, -1, :]
+            next_pos = next_pos + 1
+        return Generation(tokens, logps, reasons)

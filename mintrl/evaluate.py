@@ -1,0 +1,127 @@
+"""Stage ``evaluate``: Pass@1 (mean correctness over k samples per problem) and pass@k.
+
+    python -m mintrl.evaluate --config config/config.yaml --checkpoint results/models/arith/base \
+        --prompts results/data/arith/easy.parquet results/data/arith/hard.parquet \
+        --out results/eval/arith/base
+
+Writes ``<out>/metrics.json`` (per split: Pass@1, pass@k, strict correctness, step accuracy,
+lucky rate) and ``<out>/samples.parquet`` (one row per sample, schema ``EVAL_SAMPLES``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from mintrl.config import SamplingSpec, load_config
+from mintrl.engine import Sampling, load_engine
+from mintrl.io import read_table, write_json, write_table
+from mintrl.passk import pass_at_k
+from mintrl.schemas import EVAL_SAMPLES
+from mintrl.tasks import Problem, get_task
+from mintrl.tasks.base import strict_and_step_accuracy
+
+
+def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
+                    sampling: Sampling) -> tuple[pd.DataFrame, float]:
+    """Generate ``samples`` responses per problem and grade them; returns (rows, tokens/s)."""
+    prompts = [p.prompt for p in problems for _ in range(samples)]
+    prompt_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    t0 = time.perf_counter()
+    gen = engine.generate(prompt_ids, sampling)
+    seconds = time.perf_counter() - t0
+    texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
+    expanded = [p for p in problems for _ in range(samples)]
+    rows = []
+    by_task: dict[str, list[int]] = {}
+    for i, p in enumerate(expanded):
+        by_task.setdefault(p.task, []).append(i)
+    rewards = np.zeros(len(expanded), dtype=np.float32)
+    for name, idx in by_task.items():
+        rewards[idx] = get_task(name).rewards([expanded[i] for i in idx], [texts[i] for i in idx])
+    for i, p in enumerate(expanded):
+        strict, step_acc = strict_and_step_accuracy(get_task(p.task), p, texts[i])
+        rows.append({
+            "problem_id": p.id, "difficulty": p.difficulty, "sample": i % samples,
+            "response": texts[i], "response_len": len(gen.token_ids[i]),
+            "finish_reason": gen.finish_reasons[i], "reward": rewards[i],
+            "strict": strict, "step_accuracy": step_acc,
+        })
+    n_tokens = sum(map(len, gen.token_ids))
+    return pd.DataFrame(rows), n_tokens / max(seconds, 1e-9)
+
+
+def summarize_split(df: pd.DataFrame, ks: list[int]) -> dict[str, float]:
+    """Pass@1 = mean reward; pass@k averaged over problems; lucky = correct answer with a
+    wrong chain of steps, as a share of the samples whose chain is wrong."""
+    per_problem = df.groupby("problem_id")["reward"].agg(["count", "sum"])
+    out = {
+        "problems": int(len(per_problem)),
+        "pass@1": float(df["reward"].mean()),
+        "strict": float(df["strict"].mean()),
+        "step_accuracy": float(df["step_accuracy"].mean()),
+        "mean_response_len": float(df["response_len"].mean()),
+        "truncated": float((df["finish_reason"] == "length").mean()),
+    }
+    for k in ks:
+        if k <= per_problem["count"].min():
+            out[f"pass@{k}"] = float(np.mean([
+                pass_at_k(int(n), int(c), k) for n, c in per_problem.itertuples(index=False)
+            ]))
+    wrong_chain = ~df["strict"]
+    out["lucky"] = float(df.loc[wrong_chain, "reward"].mean()) if wrong_chain.any() else 0.0
+    return out
+
+
+def to_sampling(spec: SamplingSpec, max_new_tokens: int, seed: int) -> Sampling:
+    return Sampling(max_new_tokens=max_new_tokens, temperature=spec.temperature,
+                    top_p=spec.top_p, top_k=spec.top_k, seed=seed)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
+    ap.add_argument("--prompts", nargs="+", required=True, type=Path,
+                    help="problem files (Parquet or JSONL with the problems schema)")
+    ap.add_argument("--out", required=True, type=Path, help="output folder")
+    ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
+    ap.add_argument("--engine", default="transformers")
+    ap.add_argument("--threads", type=int)
+    args = ap.parse_args(argv)
+
+    cfg = load_config(args.config)
+    torch.set_num_threads(args.threads or cfg.threads)
+    samples = args.samples or cfg.evaluation.samples
+    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size)
+    print(f"[evaluate] {args.checkpoint} on {[str(p) for p in args.prompts]}, "
+          f"{samples} samples/problem, engine={args.engine}", flush=True)
+    t0 = time.perf_counter()
+    metrics: dict[str, dict] = {}
+    frames = []
+    for path in args.prompts:
+        table = read_table(path)
+        split = str(table["split"].iloc[0]) if "split" in table else path.stem
+        problems = [Problem.from_row(r) for r in table.to_dict("records")]
+        max_new = cfg.tasks[problems[0].task].max_new_tokens
+        sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
+        df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling)
+        df.insert(1, "split", split)
+        metrics[split] = summarize_split(df, cfg.evaluation.pass_k) | {"tokens_per_s": tok_s}
+        frames.append(df)
+        print(f"[evaluate] {split}: pass@1 {metrics[split]['pass@1']:.3f} "
+              f"strict {metrics[split]['strict']:.3f} ({tok_s:.0f} tok/s)", flush=True)
+    write_table(args.out / "samples.parquet", pd.concat(frames, ignore_index=True), EVAL_SAMPLES)
+    write_json(args.out / "metrics.json", {
+        "checkpoint": str(args.checkpoint), "samples": samples, "splits": metrics,
+        "seconds": time.perf_counter() - t0,
+    })
+
+
+if __name__ == "__main__":
+    main()

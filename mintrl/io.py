@@ -1,0 +1,71 @@
+"""Atomic file writes and table readers.
+
+Every output is written under a temporary name in the same folder and moved into place
+with ``os.replace``: a killed job never leaves a readable half file (DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success move it into place.
+
+    Works for files and folders (a folder replaces any previous one at ``path``). On error
+    the temporary is removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_name(path)
+    try:
+        yield tmp
+        if tmp.is_dir() and path.exists():
+            old = _tmp_name(path)
+            os.replace(path, old)  # two renames: a folder cannot replace a non-empty one
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp.exists():
+            tmp.unlink()
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def write_table(path: str | Path, rows: list[dict[str, Any]] | pd.DataFrame, schema: pa.Schema):
+    """Write rows to Parquet with ``schema`` (columns checked and cast by pyarrow)."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=schema.names)
+    table = pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a Parquet or JSONL table."""
+    path = Path(path)
+    if path.suffix in (".jsonl", ".json"):
+        return pd.read_json(path, lines=path.suffix == ".jsonl")
+    return pq.read_table(path).to_pandas()

@@ -1,0 +1,148 @@
+"""Stage ``pretrain``: train a toy base policy or teacher from scratch on a task's generator.
+
+    python -m mintrl.pretrain --config config/config.yaml --task arith --role base \
+        --exclude results/data/arith --out results/models/arith/base
+
+Next-token loss on response tokens only (prompt tokens are context). A fixed step count and
+seeds make it deterministic on CPU for a given thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from mintrl.config import PretrainSpec, load_config
+from mintrl.io import atomic_path, read_table, write_json
+from mintrl.models import build_model
+from mintrl.tasks import Task, get_task
+from mintrl.tokenizer import build_char_tokenizer
+
+IGNORE = -100
+
+
+def encode_examples(tokenizer, prompts: list[str], responses: list[str]):
+    """Right-padded (input_ids, labels), both (B, T); labels are -100 on prompt and padding.
+
+    Each response is followed by EOS, which is a label too (the model must learn to stop).
+    """
+    p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    r_ids = tokenizer(responses, add_special_tokens=False)["input_ids"]
+    seqs = [p + r + [tokenizer.eos_token_id] for p, r in zip(p_ids, r_ids, strict=True)]
+    width = max(map(len, seqs))
+    input_ids = torch.full((len(seqs), width), tokenizer.pad_token_id, dtype=torch.long)
+    labels = torch.full((len(seqs), width), IGNORE, dtype=torch.long)
+    for i, (p, s) in enumerate(zip(p_ids, seqs, strict=True)):
+        input_ids[i, : len(s)] = torch.tensor(s)
+        labels[i, len(p) : len(s)] = torch.tensor(s[len(p) :])
+    return input_ids, labels
+
+
+def sample_examples(
+    task: Task, spec: PretrainSpec, rng: np.random.Generator, n: int, exclude: set[str]
+) -> tuple[list[str], list[str]]:
+    """n (prompt, response) pairs; difficulties uniform over the spec's range; problems in
+    ``exclude`` (held-out splits) are redrawn; some prompts carry the reference solution."""
+    prompts, responses = [], []
+    while len(prompts) < n:
+        k = int(rng.integers(spec.difficulties.lo, spec.difficulties.hi + 1))
+        problem = task.sample(rng, k)
+        if problem.prompt in exclude:
+            continue
+        privileged = rng.random() < spec.privileged_fraction
+        prompts.append(task.privileged_prompt(problem) if privileged else problem.prompt)
+        responses.append(problem.solution)
+    return prompts, responses
+
+
+def lr_at(step: int, spec: PretrainSpec) -> float:
+    """Linear warm-up then cosine decay to 10% of the peak."""
+    if step < spec.warmup_steps:
+        return spec.lr * (step + 1) / spec.warmup_steps
+    progress = (step - spec.warmup_steps) / max(1, spec.steps - spec.warmup_steps)
+    return spec.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True):
+    """Train a fresh model; returns (model, tokenizer, history of (step, loss))."""
+    tokenizer = build_char_tokenizer()
+    model = build_model(spec.arch, tokenizer, seed)
+    model.train()
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    history: list[tuple[int, float]] = []
+    bar = tqdm(range(spec.steps), desc=f"pretrain {task.name}", disable=not progress,
+               mininterval=1.0 if sys.stderr.isatty() else 15.0)
+    for step in bar:
+        prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude)
+        input_ids, labels = encode_examples(tokenizer, prompts, responses)
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, spec)
+        loss = model(input_ids=input_ids, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        history.append((step, loss.item()))
+        if step % 25 == 0:
+            bar.set_postfix(loss=f"{loss.item():.4f}")
+    model.eval()
+    return model, tokenizer, history
+
+
+def held_out_prompts(folder: Path | None) -> set[str]:
+    """Prompts of every split file under ``folder``: never seen in pre-training."""
+    if folder is None:
+        return set()
+    return {p for f in sorted(folder.glob("*.parquet")) for p in read_table(f)["prompt"]}
+
+
+def save_checkpoint(model, tokenizer, out: Path) -> None:
+    """A Hugging Face folder (transformers and vLLM load it), written atomically."""
+    with atomic_path(out) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True, help="config YAML")
+    ap.add_argument("--task", required=True, help="task name (a key of `tasks`)")
+    ap.add_argument("--role", required=True, choices=["base", "teacher"])
+    ap.add_argument("--exclude", type=Path, help="folder of split Parquet files to hold out")
+    ap.add_argument("--out", type=Path, required=True, help="checkpoint folder to write")
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's)")
+    args = ap.parse_args(argv)
+
+    cfg = load_config(args.config)
+    threads = args.threads or cfg.threads
+    torch.set_num_threads(threads)
+    spec = getattr(cfg.tasks[args.task], args.role)
+    seed = cfg.seed + spec.seed
+    print(f"[pretrain] task={args.task} role={args.role} steps={spec.steps} seed={seed} "
+          f"threads={threads} -> {args.out}", flush=True)
+    t0 = time.perf_counter()
+    model, tokenizer, history = pretrain(
+        get_task(args.task), spec, seed, held_out_prompts(args.exclude)
+    )
+    seconds = time.perf_counter() - t0
+    save_checkpoint(model, tokenizer, args.out)
+    tail = [loss for _, loss in history[-20:]]
+    write_json(args.out.with_suffix(".json"), {
+        "task": args.task, "role": args.role, "seconds": seconds, "steps": spec.steps,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "first_loss": history[0][1], "final_loss": float(np.mean(tail)),
+        "loss_curve": history[:: max(1, len(history) // 100)],
+    })
+    print(f"[pretrain] done in {seconds:.0f}s, final loss {np.mean(tail):.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Math task ``arith``: a chain of operations on a two-digit register, modulo 100.
+
+Prompt ``"47 +8 *3 -5\\n"``; reference response, one step per operation, then the answer::
+
+    47+8=55
+
+    55*3=65
+
+    65-5=60
+
+    answer: 60
+
+Every operation is a bijection of Z/100 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
+which are prime to 100), so a chain with a single wrong step always ends on a wrong answer
+and skipped steps scramble the result: a wrong chain hits the right answer by luck about
+1 time in 100 at most. Values are zero-padded to two digits so that digits line up.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from mintrl.steps import step_texts
+from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_oracle
+
+_ANSWER = re.compile(r"answer:\s*(-?\d+)\s*$", re.MULTILINE)
+
+
+def apply_op(value: int, op: str, operand: int, mod: int) -> int:
+    if op == "+":
+        return (value + operand) % mod
+    if op == "-":
+        return (value - operand) % mod
+    if op == "*":
+        return (value * operand) % mod
+    raise ValueError(f"unknown arith operation {op!r}")
+
+
+def solve(start: int, ops: list[tuple[str, int]], mod: int) -> tuple[list[str], int]:
+    """Reference steps and final value for a chain."""
+    width = len(str(mod - 1))
+    steps, v = [], start
+    for op, d in ops:
+        nxt = apply_op(v, op, d, mod)
+        steps.append(f"{v:0{width}d}{op}{d}={nxt:0{width}d}")
+        v = nxt
+    steps.append(f"answer: {v:0{width}d}")
+    return steps, v
+
+
+def parse_answer(response: str) -> int | None:
+    """The last ``answer: N`` line of a response, or None when there is none."""
+    found = _ANSWER.findall(response)
+    return int(found[-1]) if found else None
+
+
+class ArithTask:
+    name = "arith"
+
+    def __init__(self, mod: int = 100, add_max: int = 9, mul_operands: tuple[int, ...] = (3, 7, 9)):
+        self.mod, self.add_max, self.mul_operands = mod, add_max, mul_operands
+
+    def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
+        start = int(rng.integers(0, self.mod))
+        kinds = "+-*" if self.mul_operands else "+-"
+        ops: list[tuple[str, int]] = []
+        for _ in range(difficulty):
+            kind = kinds[int(rng.integers(0, len(kinds)))]
+            if kind == "*":
+                d = int(rng.choice(self.mul_operands))
+            else:
+                d = int(rng.integers(1, self.add_max + 1))
+            ops.append((kind, d))
+        steps, final = solve(start, ops, self.mod)
+        width = len(str(self.mod - 1))
+        prompt = f"{start:0{width}d} " + " ".join(f"{o}{d}" for o, d in ops) + "\n"
+        return Problem(
+            id=f"arith-{difficulty}-{start:0{width}d}" + "".join(f"{o}{d}" for o, d in ops),
+            task=self.name,
+            difficulty=difficulty,
+            prompt=prompt,
+            solution="\n\n".join(steps),
+            spec={"start": start, "ops": [[o, d] for o, d in ops], "answer": final},
+        )
+
+    def privileged_prompt(self, problem: Problem) -> str:
+        return attach_reference(problem.prompt, problem.solution)
+
+    def rewards(self, problems: list[Problem], responses: list[str]) -> list[float]:
+        out = []
+        for p, r in zip(problems, responses, strict=True):
+            got = parse_answer(r)
+            out.append(float(got is not None and got == int(p.spec["answer"])))
+        return out
+
+    def oracle(self, problem: Problem, response: str, finished: bool = True) -> OracleVerdict:
+        return text_oracle(step_texts(problem.solution), step_texts(response), finished)

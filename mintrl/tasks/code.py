@@ -1,0 +1,226 @@
+"""Code task ``intfn``: write a small integer function from a spec, one named value per line.
+
+Prompt ``"f(x): add 3, mul x, mod 7\\n"``; reference response (blank lines between the lines
+of the function make every line its own step)::
+
+    ```python
+    def f(x):
+
+        a = x + 3
+
+        b = a * x
+
+        c = b % 7
+
+        return c
+    ```
+
+Reward: the function passes every hidden test, run in the sandbox (``mintrl.sandbox``);
+expected outputs never enter the sandbox. Step oracle: each line is evaluated on the hidden
+inputs with a small arithmetic-only interpreter (no model code is executed in-process) and
+its value compared with the reference's intermediate value at that line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from mintrl.sandbox import run_python
+from mintrl.steps import step_texts
+from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_oracle
+
+NAMES = "abcdeghi"  # skips f (the function) and x (the input)
+OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}
+N_TESTS = 6
+HEADER = "```python\ndef f(x):"
+_FENCE_BODY = re.compile(r"```(?:python)?\n(.*?)(?:\n```|$)", re.DOTALL)
+_LIMIT = 10**30  # values beyond this are treated as wrong (keeps the interpreter cheap)
+
+
+def reference_lines(ops: list[tuple[str, str]]) -> list[str]:
+    lines, prev = [], "x"
+    for name, (op, arg) in zip(NAMES, ops, strict=False):
+        lines.append(f"    {name} = {prev} {OPS[op]} {arg}")
+        prev = name
+    return lines + [f"    return {prev}\n```"]
+
+
+def extract_code(response: str) -> str:
+    """The first fenced code block (an unclosed fence runs to the end), else the text."""
+    m = _FENCE_BODY.search(response)
+    return m.group(1) if m else response
+
+
+class _Unsafe(Exception):
+    pass
+
+
+def _eval(node: ast.AST, env: dict[str, int]) -> int:
+    """Evaluate integer arithmetic (+ - * % //, unary -, names, ints); anything else raises."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand, env)
+    if isinstance(node, ast.BinOp):
+        a, b = _eval(node.left, env), _eval(node.right, env)
+        if isinstance(node.op, ast.Add):
+            v = a + b
+        elif isinstance(node.op, ast.Sub):
+            v = a - b
+        elif isinstance(node.op, ast.Mult):
+            v = a * b
+        elif isinstance(node.op, (ast.Mod, ast.FloorDiv)) and b != 0:
+            v = a % b if isinstance(node.op, ast.Mod) else a // b
+        else:
+            raise _Unsafe
+        if abs(v) > _LIMIT:
+            raise _Unsafe
+        return v
+    raise _Unsafe
+
+
+def line_values(line: str, envs: list[dict[str, int]]) -> tuple[str, list[int]] | None:
+    """For ``name = expr`` or ``return expr``: (name or "return", its value per input)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1:
+        return None
+    stmt = tree.body[0]
+    try:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            return "return", [_eval(stmt.value, e) for e in envs]
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return stmt.targets[0].id, [_eval(stmt.value, e) for e in envs]
+    except (_Unsafe, RecursionError):
+        return None
+    return None
+
+
+class CodeTask:
+    name = "intfn"
+
+    def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
+        ops: list[tuple[str, str]] = []
+        for _ in range(difficulty):
+            op = ("add", "sub", "mul", "mod")[int(rng.integers(0, 4))]
+            if op == "mod":
+                arg = str(int(rng.integers(2, 10)))
+            else:
+                arg = "x" if rng.random() < 0.25 else str(int(rng.integers(1, 10)))
+            ops.append((op, arg))
+        inputs = [int(v) for v in rng.choice(np.arange(-9, 10), size=N_TESTS, replace=False)]
+        lines = reference_lines(ops)
+        values = self._reference_values(lines, inputs)
+        spec_text = ", ".join(f"{op} {arg}" for op, arg in ops)
+        return Problem(
+            id=f"intfn-{difficulty}-" + spec_text.replace(", ", "_").replace(" ", ""),
+            task=self.name,
+            difficulty=difficulty,
+            prompt=f"f(x): {spec_text}\n",
+            solution="\n\n".join([HEADER, *lines]),
+            spec={
+                "ops": [list(o) for o in ops],
+                "inputs": inputs,
+                "outputs": values[-1],
+                "values": values,
+            },
+        )
+
+    @staticmethod
+    def _reference_values(lines: list[str], inputs: list[int]) -> list[list[int]]:
+        envs = [{"x": x} for x in inputs]
+        values = []
+        for line in lines:
+            name, vals = line_values(line.replace("\n```", ""), envs)
+            for e, v in zip(envs, vals, strict=True):
+                e[name] = v
+            values.append(vals)
+        return values
+
+    def privileged_prompt(self, problem: Problem) -> str:
+        return attach_reference(problem.prompt, problem.solution)
+
+    def rewards(self, problems: list[Problem], responses: list[str]) -> list[float]:
+        """Run each distinct (problem, program) once in the sandbox, two at a time."""
+        keys = [(p.id, extract_code(r)) for p, r in zip(problems, responses, strict=True)]
+        unique = {k: p for k, p in zip(keys, problems, strict=True)}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = dict(
+                zip(unique, pool.map(lambda kp: _passes(kp[1], kp[0][1]), unique.items()))
+            )
+        return [float(results[k]) for k in keys]
+
+    def oracle(self, problem: Problem, response: str, finished: bool = True) -> OracleVerdict:
+        ref = step_texts(problem.solution)
+        got = step_texts(response)
+        envs = [{"x": x} for x in problem.spec["inputs"]]
+        for j, text in enumerate(got):
+            partial = (not finished) and j == len(got) - 1
+            want = ref[j] if j < len(ref) else None
+            if want is None or partial or j == 0:
+                # Header and partial lines are graded by text (a half-written line has no value).
+                v = text_oracle(ref[j : j + 1], [text], finished=not partial)
+                if v.first_wrong is not None:
+                    return OracleVerdict(j, want, len(got), len(ref))
+                continue
+            is_last = j == len(ref) - 1
+            body = text[: -len("\n```")] if is_last and text.endswith("\n```") else text
+            parsed = line_values(body, envs)
+            expected = problem.spec["values"][j - 1]
+            ok = parsed is not None and parsed[1] == expected and (parsed[0] == "return") == is_last
+            if not ok:
+                return OracleVerdict(j, want, len(got), len(ref))
+            for e, v in zip(envs, parsed[1], strict=True):
+                e[parsed[0]] = v
+        return OracleVerdict(None, None, len(got), len(ref))
+
+
+_HARNESS = """
+
+import json as _json
+_out = []
+for _x in {inputs!r}:
+    try:
+        _out.append(f(_x))
+    except Exception:
+        _out.append(None)
+print(_json.dumps(_out))
+"""
+
+
+def _passes(problem: Problem, code: str) -> bool:
+    """True when ``code`` defines f and f(x) equals the expected output on every hidden input.
+
+    Syntax is checked here (compiling runs nothing); the program runs in the sandbox, which
+    only ever sees the inputs; outputs are compared here with strict types.
+    """
+    try:
+        compile(code, "<candidate>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    res = run_python(code + _HARNESS.format(inputs=problem.spec["inputs"]), timeout_s=5.0)
+    if res.returncode != 0 or res.timed_out:
+        return False
+    try:
+        got = json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return False
+    want = problem.spec["outputs"]
+    return (
+        isinstance(got, list)
+        and len(got) == len(want)
+        and all(type(g) is int and g == w for g, w in zip(got, want, strict=True))
+    )

@@ -1,0 +1,77 @@
+import torch
+
+from mintrl.engine import Sampling
+from mintrl.engine.transformers_engine import TransformersEngine, filter_logits
+
+
+def _engine(tiny_model, tokenizer, batch_size=64):
+    return TransformersEngine(tiny_model, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                              batch_size)
+
+
+def _recomputed_logprobs(model, prompt, response):
+    ids = torch.tensor([prompt + response])
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits.float()
+    logp = torch.log_softmax(logits[0, len(prompt) - 1 : -1], dim=-1)
+    return logp.gather(-1, torch.tensor(response)[:, None]).squeeze(1)
+
+
+def test_logprobs_equal_a_recomputed_forward_pass(tiny_model, tokenizer):
+    # Prompts of different lengths (left padding) and a temperature != 1: the recorded
+    # log-probs are still the raw model's, at temperature 1.
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"]
+               for t in ["47 +8 *3\n", "05 -1\n", "f(x): add 3, mul x, mod 7\n"]]
+    gen = _engine(tiny_model, tokenizer).generate(
+        prompts, Sampling(max_new_tokens=24, temperature=0.7, top_k=20, seed=1))
+    for p, toks, lps in zip(prompts, gen.token_ids, gen.logprobs, strict=True):
+        assert len(toks) == len(lps) > 0
+        expected = _recomputed_logprobs(tiny_model, p, toks)
+        torch.testing.assert_close(torch.tensor(lps), expected, atol=1e-4, rtol=0)
+
+
+def test_stops_at_eos_and_reports_finish_reasons(tiny_model, tokenizer):
+    eos = tokenizer.eos_token_id
+    bias = torch.zeros(len(tokenizer))
+    bias[eos] = 50.0  # make EOS overwhelmingly likely after any input
+    model = _BiasedModel(tiny_model, bias)
+    engine = TransformersEngine(model, eos, tokenizer.pad_token_id)
+    gen = engine.generate([[5, 6, 7], [8]], Sampling(max_new_tokens=5))
+    assert gen.token_ids == [[eos], [eos]]
+    assert gen.finish_reasons == ["stop", "stop"]
+    gen = _engine(tiny_model, tokenizer).generate([[5, 6, 7]], Sampling(max_new_tokens=3))
+    assert len(gen.token_ids[0]) <= 3
+    if eos not in gen.token_ids[0]:
+        assert gen.finish_reasons == ["length"]
+
+
+class _BiasedModel(torch.nn.Module):
+    """Wraps a causal LM and adds a fixed bias to its logits."""
+
+    def __init__(self, model, bias):
+        super().__init__()
+        self.model, self.bias, self.config = model, bias, model.config
+
+    def forward(self, cache=None, **kw):
+        out = self.model(cache=cache, **kw)
+        out.logits = out.logits + self.bias
+        return out
+
+
+def test_same_seed_gives_same_samples(tiny_model, tokenizer):
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in ["12 +3\n"] * 4]
+    s = Sampling(max_new_tokens=16, seed=7)
+    a = _engine(tiny_model, tokenizer).generate(prompts, s)
+    b = _engine(tiny_model, tokenizer).generate(prompts, s)
+    assert a.token_ids == b.token_ids
+    assert len({tuple(t) for t in a.token_ids}) > 1  # samples differ from each other
+
+
+def test_top_k_and_top_p_filters():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    k2 = filter_logits(logits, Sampling(max_new_tokens=1, top_k=2))
+    assert torch.isfinite(k2).tolist() == [[True, True, False, False]]
+    p = filter_logits(logits, Sampling(max_new_tokens=1, top_p=0.7))
+    assert torch.isfinite(p).tolist() == [[True, True, False, False]]
+    t = filter_logits(logits, Sampling(max_new_tokens=1, temperature=2.0))
+    torch.testing.assert_close(t, logits / 2)

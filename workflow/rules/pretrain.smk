@@ -1,0 +1,18 @@
+rule pretrain:
+    input:
+        split_files,
+    output:
+        model=directory("results/models/{task}/{role}"),
+        report="results/models/{task}/{role}.json",
+    log:
+        "results/logs/pretrain/{task}_{role}.log",
+    benchmark:
+        "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
+    params:
+        config=CONFIG_FILE,
+        data=subpath(input[0], parent=True),
+    threads: 2
+    shell:
+        "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
+        "--role {wildcards.role} --exclude {params.data} --out {output.model} "
+        "--threads {threads} > {log} 2>&1"
