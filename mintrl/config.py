@@ -6,6 +6,7 @@ naming the file and the dotted key.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,21 @@ def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
         return Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format(err, source)) from None
+
+
+def write_resolved_config(cfg: Config, folder: str | Path) -> str:
+    """Write ``cfg`` to ``<folder>/<hash>.yaml`` unless already there; return the path.
+
+    Content-addressed so that a re-run with the same config touches nothing.
+    """
+    from mintrl.io import atomic_path
+
+    text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True)
+    path = Path(folder) / f"{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml"
+    if not path.exists():
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+    return str(path)
 
 
 def load_config(path: str | Path) -> Config:

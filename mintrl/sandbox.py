@@ -10,6 +10,7 @@ enter the sandbox. (Namespaces and dropping privileges are a later hardening ste
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -81,10 +82,9 @@ def run_python(
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
-                try:  # kill the whole group, also after a normal exit (leftover children)
+                # Kill the whole group, also after a normal exit (leftover children).
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 proc.wait()
         return SandboxResult(
             returncode=proc.returncode,

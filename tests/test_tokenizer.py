@@ -1,5 +1,5 @@
-from mintrl.models import qwen3_config
 from mintrl.config import ModelArch
+from mintrl.models import qwen3_config
 
 
 def test_round_trip_of_task_text(tokenizer):

@@ -95,8 +95,9 @@ class TransformersEngine:
             if keep.numel() == 0:
                 break
             if keep.numel() < len(alive):  # finished rows leave the batch
-                cache.batch_select_indices(keep.to(dev))
-                alive, nxt, mask, next_pos = alive[keep], nxt[keep], mask[keep.to(dev)], next_pos[keep.to(dev)]
+                kd = keep.to(dev)
+                cache.batch_select_indices(kd)
+                alive, nxt, mask, next_pos = alive[keep], nxt[keep], mask[kd], next_pos[kd]
             mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
             logits = self.model(
                 input_ids=nxt.to(dev)[:, None],

@@ -1,19 +1,20 @@
-"""Math task ``arith``: a chain of operations on a two-digit register, modulo 100.
+"""Math task ``arith``: a chain of operations on a three-digit register, modulo 1000.
 
-Prompt ``"47 +8 *3 -5\\n"``; reference response, one step per operation, then the answer::
+Prompt ``"047 +8 *3 -5\n"``; reference response, one step per operation, then the answer::
 
-    47+8=55
+    047+8=055
 
-    55*3=65
+    055*3=165
 
-    65-5=60
+    165-5=160
 
-    answer: 60
+    answer: 160
 
-Every operation is a bijection of Z/100 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
-which are prime to 100), so a chain with a single wrong step always ends on a wrong answer
+Every operation is a bijection of Z/1000 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
+which are prime to 1000), so a chain with a single wrong step always ends on a wrong answer,
 and skipped steps scramble the result: a wrong chain hits the right answer by luck about
-1 time in 100 at most. Values are zero-padded to two digits so that digits line up.
+1 time in 1000 (with a two-digit register it was 1.2 % of the base's wrong chains, which
+made Pass@1 measure luck). Values are zero-padded so that digits line up.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def parse_answer(response: str) -> int | None:
 class ArithTask:
     name = "arith"
 
-    def __init__(self, mod: int = 100, add_max: int = 9, mul_operands: tuple[int, ...] = (3, 7, 9)):
+    def __init__(self, mod: int = 1000, add_max: int = 9, mul_operands=(3, 7, 9)):
         self.mod, self.add_max, self.mul_operands = mod, add_max, mul_operands
 
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:

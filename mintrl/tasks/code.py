@@ -36,6 +36,9 @@ from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_ora
 
 NAMES = "abcdeghi"  # skips f (the function) and x (the input)
 OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}
+OP_NAMES = list(OPS)
+OP_PROBS = [0.3, 0.3, 0.25, 0.15]
+OP_PROBS_NO_MOD = [0.35, 0.35, 0.3, 0.0]
 N_TESTS = 6
 HEADER = "```python\ndef f(x):"
 _FENCE_BODY = re.compile(r"```(?:python)?\n(.*?)(?:\n```|$)", re.DOTALL)
@@ -115,11 +118,16 @@ class CodeTask:
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
         ops: list[tuple[str, str]] = []
         for _ in range(difficulty):
-            op = ("add", "sub", "mul", "mod")[int(rng.integers(0, 4))]
+            # mod is rarer and never follows a mod (mod 7 after mod 5 is the identity: a
+            # program that skips it would pass by luck); mul never by 1 for the same reason.
+            last_mod = bool(ops) and ops[-1][0] == "mod"
+            op = str(rng.choice(OP_NAMES, p=OP_PROBS_NO_MOD if last_mod else OP_PROBS))
             if op == "mod":
                 arg = str(int(rng.integers(2, 10)))
+            elif rng.random() < 0.25:
+                arg = "x"
             else:
-                arg = "x" if rng.random() < 0.25 else str(int(rng.integers(1, 10)))
+                arg = str(int(rng.integers(2 if op == "mul" else 1, 10)))
             ops.append((op, arg))
         inputs = [int(v) for v in rng.choice(np.arange(-9, 10), size=N_TESTS, replace=False)]
         lines = reference_lines(ops)
@@ -158,9 +166,8 @@ class CodeTask:
         keys = [(p.id, extract_code(r)) for p, r in zip(problems, responses, strict=True)]
         unique = {k: p for k, p in zip(keys, problems, strict=True)}
         with ThreadPoolExecutor(max_workers=2) as pool:
-            results = dict(
-                zip(unique, pool.map(lambda kp: _passes(kp[1], kp[0][1]), unique.items()))
-            )
+            passed = list(pool.map(lambda kp: _passes(kp[1], kp[0][1]), unique.items()))
+        results = dict(zip(unique, passed, strict=True))
         return [float(results[k]) for k in keys]
 
     def oracle(self, problem: Problem, response: str, finished: bool = True) -> OracleVerdict:

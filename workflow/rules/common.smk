@@ -1,10 +1,11 @@
 # Helpers for the rules: config validation, wildcard constraints, input functions.
-from mintrl.config import parse_config
+from mintrl.config import parse_config, write_resolved_config
 
 # One validator: the pydantic model in mintrl/config.py. A bad key fails here, before any job.
-CFG = parse_config(config, ", ".join(map(str, workflow.configfiles)))
-# Stages read the same file Snakemake loaded.
-CONFIG_FILE = workflow.configfiles[-1]
+CFG = parse_config(config, "from " + " + ".join(map(str, workflow.configfiles)) + " + --config")
+# Stages read exactly what Snakemake resolved (config files merged, --config overrides applied),
+# from a content-addressed file that is never rewritten.
+CONFIG_FILE = write_resolved_config(CFG, "results/config")
 TASKS = sorted(CFG.tasks)
 ROLES = ["base", "teacher"]
 SPLITS = ["train", "validation", "easy", "hard"]
