@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--prompts", nargs="+", required=True, type=Path,
                     help="problem files (Parquet or JSONL with the problems schema)")
     ap.add_argument("--out", required=True, type=Path, help="output folder")
+    ap.add_argument("--reward", help="task whose reward grades the samples (default: each "
+                    "row's task column)")
     ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
     ap.add_argument("--engine", default="transformers")
     ap.add_argument("--threads", type=int)
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.prompts:
         table = read_table(path)
         split = str(table["split"].iloc[0]) if "split" in table else path.stem
-        problems = [Problem.from_row(r) for r in table.to_dict("records")]
+        problems = [Problem.from_row(r, args.reward) for r in table.to_dict("records")]
         max_new = cfg.tasks[problems[0].task].max_new_tokens
         sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
         df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling)

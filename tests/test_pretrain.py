@@ -34,3 +34,21 @@ def test_pretraining_lowers_the_loss_and_is_deterministic():
     again, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     for a, b in zip(model.parameters(), again.parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_length_buckets_give_the_same_loss_and_gradient_as_one_padded_batch(tiny_model,
+                                                                            tokenizer):
+    from mintrl.pretrain import train_step_loss
+
+    task, spec = get_task("arith"), load_config(MICRO).tasks["arith"].teacher
+    prompts, responses = sample_examples(task, spec, np.random.default_rng(1), 12, set())
+    results = []
+    for buckets in (1, 5):
+        tiny_model.zero_grad(set_to_none=True)
+        loss = train_step_loss(tiny_model, tokenizer, prompts, responses, buckets)
+        results.append((loss, [p.grad.clone() for p in tiny_model.parameters()]))
+    tiny_model.zero_grad(set_to_none=True)
+    (loss1, g1), (loss5, g5) = results
+    assert abs(loss1 - loss5) < 1e-5
+    for a, b in zip(g1, g5, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)

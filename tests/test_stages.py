@@ -56,3 +56,13 @@ def test_evaluate_writes_metrics_and_one_row_per_sample(lab):
         assert m["pass@1"] <= m["pass@2"] <= m["pass@4"] <= 1
         assert m["strict"] <= m["step_accuracy"] + 1e-9  # strict samples have accuracy 1
         assert 0 <= m["lucky"] <= 1
+
+
+def test_evaluate_reads_jsonl_with_a_named_reward(lab, tmp_path):
+    rows = pd.read_parquet(lab / "data" / "easy.parquet").head(3)
+    jsonl = tmp_path / "mine.jsonl"
+    rows[["id", "prompt", "spec"]].to_json(jsonl, orient="records", lines=True)
+    evaluate.main(["--config", MICRO, "--checkpoint", str(lab / "base"), "--prompts", str(jsonl),
+                   "--reward", "arith", "--samples", "2", "--out", str(tmp_path / "ev")])
+    metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
+    assert metrics["splits"]["mine"]["problems"] == 3

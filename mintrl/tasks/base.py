@@ -33,14 +33,22 @@ class Problem:
         }
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Problem:
-        spec = row["spec"]
+    def from_row(cls, row: dict[str, Any], task: str | None = None) -> Problem:
+        """From a table row; ``task`` overrides (or stands in for) the row's task column.
+        Only ``id``, ``prompt`` and what the task's reward reads in ``spec`` are required."""
+        for key in ("id", "prompt"):
+            if key not in row:
+                raise KeyError(f"problem row {row.get('id', '?')!r} has no {key!r} column")
+        spec = row.get("spec") or {}
+        name = task or row.get("task")
+        if not name:
+            raise KeyError(f"problem row {row['id']!r} has no task; pass a reward name")
         return cls(
             id=str(row["id"]),
-            task=str(row["task"]),
-            difficulty=int(row["difficulty"]),
+            task=str(name),
+            difficulty=int(row.get("difficulty") or 0),
             prompt=str(row["prompt"]),
-            solution=str(row["solution"]),
+            solution=str(row.get("solution") or ""),
             spec=json.loads(spec) if isinstance(spec, str) else dict(spec),
         )
 
