@@ -6,7 +6,6 @@ naming the file and the dotted key.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -145,16 +144,18 @@ def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
         raise ConfigError(_format(err, source)) from None
 
 
-def write_resolved_config(cfg: Config, folder: str | Path) -> str:
-    """Write ``cfg`` to ``<folder>/<hash>.yaml`` unless already there; return the path.
+def write_resolved_config(cfg: Config, path: str | Path) -> str:
+    """Write ``cfg`` to ``path`` unless it already holds exactly that; return the path.
 
-    Content-addressed so that a re-run with the same config touches nothing.
+    Stages read this file, so they see what Snakemake resolved (files merged, --config
+    overrides applied). Left untouched when unchanged, so a re-run rewrites nothing; which
+    jobs a change reruns is decided by the per-rule settings params in common.smk.
     """
     from mintrl.io import atomic_path
 
+    path = Path(path)
     text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True)
-    path = Path(folder) / f"{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml"
-    if not path.exists():
+    if not path.exists() or path.read_text() != text:
         with atomic_path(path) as tmp:
             tmp.write_text(text)
     return str(path)

@@ -110,6 +110,9 @@ def main(argv: list[str] | None = None) -> None:
         table = read_table(path)
         split = str(table["split"].iloc[0]) if "split" in table else path.stem
         problems = [Problem.from_row(r, args.reward) for r in table.to_dict("records")]
+        if problems[0].task not in cfg.tasks:
+            raise SystemExit(f"{path}: task {problems[0].task!r} has no entry under `tasks` in "
+                             f"{args.config} (known: {sorted(cfg.tasks)})")
         max_new = cfg.tasks[problems[0].task].max_new_tokens
         sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
         df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling)

@@ -1,6 +1,6 @@
 """Code task ``intfn``: write a small integer function from a spec, one named value per line.
 
-Prompt ``"f(x): add 3, mul x, mod 7\\n"``; reference response (blank lines between the lines
+Prompt ``"f(x): a add 3, b mul x, c mod 7\\n"``; reference response (blank lines between the lines
 of the function make every line its own step)::
 
     ```python
@@ -132,9 +132,13 @@ class CodeTask:
         inputs = [int(v) for v in rng.choice(np.arange(-9, 10), size=N_TESTS, replace=False)]
         lines = reference_lines(ops)
         values = self._reference_values(lines, inputs)
-        spec_text = ", ".join(f"{op} {arg}" for op, arg in ops)
+        # Each op is keyed by the name of the value it defines: a model copies an operand by
+        # finding the name, not by counting commas (positional copying blurred the digits of
+        # long specs: a 3-layer teacher reached only 2 % on the hard split that way).
+        keyed = zip(NAMES, ops, strict=False)
+        spec_text = ", ".join(f"{name} {op} {arg}" for name, (op, arg) in keyed)
         return Problem(
-            id=f"intfn-{difficulty}-" + spec_text.replace(", ", "_").replace(" ", ""),
+            id=f"intfn-{difficulty}-" + "_".join(f"{op}{arg}" for op, arg in ops),
             task=self.name,
             difficulty=difficulty,
             prompt=f"f(x): {spec_text}\n",

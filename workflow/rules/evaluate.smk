@@ -11,6 +11,7 @@ rule evaluate_lab:
         "results/benchmarks/rules/evaluate/lab_{task}_{role}.tsv"
     params:
         config=CONFIG_FILE,
+        settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
     threads: 1
     shell:

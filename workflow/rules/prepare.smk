@@ -7,6 +7,7 @@ rule prepare:
         "results/benchmarks/rules/prepare/{task}.tsv"
     params:
         config=CONFIG_FILE,
+        settings=prepare_settings,
         out=subpath(output[0], parent=True),
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "

@@ -10,6 +10,7 @@ rule pretrain:
         "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
     params:
         config=CONFIG_FILE,
+        settings=pretrain_settings,
         data=subpath(input[0], parent=True),
     threads: 2
     shell:
