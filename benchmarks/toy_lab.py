@@ -64,6 +64,25 @@ def knowledge_gap(task_name: str, n: int = 200) -> dict[str, float]:
     }
 
 
+def pass_rate_by_difficulty(task_name: str, samples: int = 8) -> dict[str, float]:
+    """The base's Pass@1 per difficulty on the validation split (which spans the RL training
+    range): where on-policy RL has signal (0 < p < 1) and where it has none."""
+    from mintrl.engine import Sampling
+    from mintrl.engine.transformers_engine import TransformersEngine
+    from mintrl.evaluate import sample_problems
+
+    ckpt = RESULTS / "models" / task_name / "base"
+    tok = AutoTokenizer.from_pretrained(ckpt)
+    model = AutoModelForCausalLM.from_pretrained(ckpt, dtype="float32").eval()
+    engine = TransformersEngine(model, tok.eos_token_id, tok.pad_token_id, 512)
+    problems = [Problem.from_row(r) for r in read_table(
+        RESULTS / "data" / task_name / "validation.parquet").to_dict("records")]
+    max_new = load_config("config/config.yaml").tasks[task_name].max_new_tokens
+    df, _ = sample_problems(engine, tok, problems, samples, Sampling(max_new_tokens=max_new))
+    by_k = df.groupby("difficulty")["reward"].mean()
+    return {str(k): round(float(v), 4) for k, v in by_k.items()}
+
+
 def main() -> None:
     torch.set_num_threads(2)
     cfg = load_config("config/config.yaml")
@@ -90,6 +109,7 @@ def main() -> None:
             (f"{name} teacher hard Pass@1 >= 0.8", entry["teacher"]["hard"]["pass@1"] >= 0.8),
         ]
         entry["knowledge_gap"] = gap = knowledge_gap(name)
+        entry["base_validation_pass@1_by_difficulty"] = pass_rate_by_difficulty(name)
         checks.append((f"{name}: correction tokens >= 1 nat/token less likely than own tokens",
                        gap["correction_tokens_mean_logprob"]
                        <= gap["own_tokens_mean_logprob"] - 1.0))
@@ -101,6 +121,11 @@ def main() -> None:
         gap_lines.append(f"| {name} | {g['own_tokens_mean_logprob']:.3f} | "
                          f"{g['correction_tokens_mean_logprob']:.2f} "
                          f"({g['correction_first_token_mean_logprob']:.2f}) |")
+    gap_lines += ["", "Base Pass@1 by difficulty on the validation split (8 samples per problem):",
+                  ""]
+    for name, entry in report["tasks"].items():
+        by_k = entry["base_validation_pass@1_by_difficulty"]
+        gap_lines.append(f"- {name}: " + ", ".join(f"k={k}: {v:.2f}" for k, v in by_k.items()))
     report["checks"] = {label: ok for label, ok in checks}
     out = RESULTS / "benchmarks"
     write_json(out / "toy_lab.json", report)

@@ -1,6 +1,6 @@
 """Code task ``intfn``: write a small integer function from a spec, one named value per line.
 
-Prompt ``"f(x): a add 3, b mul x, c mod 7\\n"``; reference response (blank lines between the lines
+Prompt ``"f(x): a add 3, b mul x, c sub 7\\n"``; reference response (blank lines between the lines
 of the function make every line its own step)::
 
     ```python
@@ -10,7 +10,7 @@ of the function make every line its own step)::
 
         b = a * x
 
-        c = b % 7
+        c = b - 7
 
         return c
     ```
@@ -35,10 +35,7 @@ from mintrl.steps import step_texts
 from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_oracle
 
 NAMES = "abcdeghi"  # skips f (the function) and x (the input)
-OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}
-OP_NAMES = list(OPS)
-OP_PROBS = [0.3, 0.3, 0.25, 0.15]
-OP_PROBS_NO_MOD = [0.35, 0.35, 0.3, 0.0]
+OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}  # mod: understood, not generated
 N_TESTS = 6
 HEADER = "```python\ndef f(x):"
 _FENCE_BODY = re.compile(r"```(?:python)?\n(.*?)(?:\n```|$)", re.DOTALL)
@@ -118,13 +115,11 @@ class CodeTask:
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
         ops: list[tuple[str, str]] = []
         for _ in range(difficulty):
-            # mod is rarer and never follows a mod (mod 7 after mod 5 is the identity: a
-            # program that skips it would pass by luck); mul never by 1 for the same reason.
-            last_mod = bool(ops) and ops[-1][0] == "mod"
-            op = str(rng.choice(OP_NAMES, p=OP_PROBS_NO_MOD if last_mod else OP_PROBS))
-            if op == "mod":
-                arg = str(int(rng.integers(2, 10)))
-            elif rng.random() < 0.25:
+            # No mod: an error before `mod m` cancels whenever it is off by a multiple of m
+            # (a teacher's wrong chains passed the tests 5.9 % of the time with mod in the mix);
+            # mul never by 1, which a program could skip and still pass.
+            op = ("add", "sub", "mul")[int(rng.integers(0, 3))]
+            if rng.random() < 0.25:
                 arg = "x"
             else:
                 arg = str(int(rng.integers(2 if op == "mul" else 1, 10)))
