@@ -47,3 +47,15 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
     assert res.returncode != 0
     assert "threads: Input should be greater than or equal to 1" in out
     assert not (tmp_path / "results" / "data").exists()
+
+
+def test_editing_one_teacher_reruns_only_that_teacher_and_its_evaluation(finished_run):
+    res = _snakemake(finished_run, "-n", "--config",
+                     'tasks={"intfn": {"teacher": {"steps": 41}}}')
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout + res.stderr
+    planned = [line.split("output:")[1].strip() for line in out.splitlines()
+               if line.strip().startswith("output:")]
+    assert all("intfn/teacher" in p for p in planned), planned
+    assert any("models/intfn/teacher" in p for p in planned)
+    assert any("eval/lab/intfn/teacher" in p for p in planned)
