@@ -45,7 +45,10 @@ def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
     for name, idx in by_task.items():
         rewards[idx] = get_task(name).rewards([expanded[i] for i in idx], [texts[i] for i in idx])
     for i, p in enumerate(expanded):
-        strict, step_acc = strict_and_step_accuracy(get_task(p.task), p, texts[i])
+        if p.solution:
+            strict, step_acc = strict_and_step_accuracy(get_task(p.task), p, texts[i])
+        else:  # no reference steps to grade against (e.g. a JSONL of prompts and tests)
+            strict, step_acc = False, float("nan")
         rows.append({
             "problem_id": p.id, "difficulty": p.difficulty, "sample": i % samples,
             "response": texts[i], "response_len": len(gen.token_ids[i]),
@@ -60,11 +63,12 @@ def summarize_split(df: pd.DataFrame, ks: list[int]) -> dict[str, float]:
     """Pass@1 = mean reward; pass@k averaged over problems; lucky = correct answer with a
     wrong chain of steps, as a share of the samples whose chain is wrong."""
     per_problem = df.groupby("problem_id")["reward"].agg(["count", "sum"])
+    graded = df[df["step_accuracy"].notna()]  # rows with a reference solution
     out = {
         "problems": int(len(per_problem)),
         "pass@1": float(df["reward"].mean()),
-        "strict": float(df["strict"].mean()),
-        "step_accuracy": float(df["step_accuracy"].mean()),
+        "strict": float(graded["strict"].mean()) if len(graded) else None,
+        "step_accuracy": float(graded["step_accuracy"].mean()) if len(graded) else None,
         "mean_response_len": float(df["response_len"].mean()),
         "truncated": float((df["finish_reason"] == "length").mean()),
     }
@@ -73,8 +77,8 @@ def summarize_split(df: pd.DataFrame, ks: list[int]) -> dict[str, float]:
             out[f"pass@{k}"] = float(np.mean([
                 pass_at_k(int(n), int(c), k) for n, c in per_problem.itertuples(index=False)
             ]))
-    wrong_chain = ~df["strict"]
-    out["lucky"] = float(df.loc[wrong_chain, "reward"].mean()) if wrong_chain.any() else 0.0
+    wrong_chain = ~graded["strict"]
+    out["lucky"] = float(graded.loc[wrong_chain, "reward"].mean()) if wrong_chain.any() else None
     return out
 
 
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
         metrics[split] = summarize_split(df, cfg.evaluation.pass_k) | {"tokens_per_s": tok_s}
         frames.append(df)
         print(f"[evaluate] {split}: pass@1 {metrics[split]['pass@1']:.3f} "
-              f"strict {metrics[split]['strict']:.3f} ({tok_s:.0f} tok/s)", flush=True)
+              f"strict {metrics[split]['strict']} ({tok_s:.0f} tok/s)", flush=True)
     write_table(args.out / "samples.parquet", pd.concat(frames, ignore_index=True), EVAL_SAMPLES)
     write_json(args.out / "metrics.json", {
         "checkpoint": str(args.checkpoint), "samples": samples, "splits": metrics,

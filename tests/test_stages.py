@@ -66,3 +66,4 @@ def test_evaluate_reads_jsonl_with_a_named_reward(lab, tmp_path):
                    "--reward", "arith", "--samples", "2", "--out", str(tmp_path / "ev")])
     metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
     assert metrics["splits"]["mine"]["problems"] == 3
+    assert metrics["splits"]["mine"]["strict"] is None  # no reference steps: not graded
