@@ -84,10 +84,14 @@ class TransformersEngine:
             nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # (b,)
             lp = raw.gather(-1, nxt.to(dev)[:, None]).squeeze(1).cpu()
             done = nxt == self.eos
-            for b, row in enumerate(alive.tolist()):
-                tokens[row].append(int(nxt[b]))
-                logps[row].append(float(lp[b]))
-                if done[b]:
+            # One conversion per step: indexing tensors element by element cost 3.8 ms per
+            # step at batch 512 (0.04 ms as lists), on the order of a toy model's forward.
+            for row, tok, logp, stop in zip(
+                alive.tolist(), nxt.tolist(), lp.tolist(), done.tolist(), strict=True
+            ):
+                tokens[row].append(tok)
+                logps[row].append(logp)
+                if stop:
                     reasons[row] = "stop"
             if step == sampling.max_new_tokens - 1:
                 break
