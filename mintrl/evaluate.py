@@ -88,7 +88,9 @@ def to_sampling(spec: SamplingSpec, max_new_tokens: int, seed: int) -> Sampling:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mintrl.evaluate", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--config", required=True)
     ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
     ap.add_argument("--prompts", nargs="+", required=True, type=Path,

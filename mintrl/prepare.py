@@ -43,7 +43,9 @@ def draw_splits(task: Task, spec: TaskSpec, seed: int) -> dict[str, list[Problem
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mintrl.prepare", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--config", required=True)
     ap.add_argument("--task", required=True)
     ap.add_argument("--out", required=True, type=Path, help="folder for <split>.parquet")

@@ -134,7 +134,9 @@ def save_checkpoint(model, tokenizer, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mintrl.pretrain", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--config", required=True, help="config YAML")
     ap.add_argument("--task", required=True, help="task name (a key of `tasks`)")
     ap.add_argument("--role", required=True, choices=["base", "teacher"])

@@ -67,3 +67,14 @@ def test_evaluate_reads_jsonl_with_a_named_reward(lab, tmp_path):
     metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
     assert metrics["splits"]["mine"]["problems"] == 3
     assert metrics["splits"]["mine"]["strict"] is None  # no reference steps: not graded
+
+
+@pytest.mark.parametrize("stage", ["prepare", "pretrain", "evaluate"])
+def test_every_stage_explains_itself(stage):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", f"mintrl.{stage}", "--help"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0
+    assert f"python -m mintrl.{stage}" in res.stdout and "--config" in res.stdout
