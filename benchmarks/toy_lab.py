@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from mintrl.config import load_config
+from mintrl.engine import Sampling, load_engine
+from mintrl.evaluate import sample_problems
 from mintrl.io import read_table, write_json
 from mintrl.logprobs import response_logprobs
 from mintrl.steps import split_steps
@@ -29,12 +30,10 @@ from mintrl.tasks import Problem, get_task
 RESULTS = Path("results")
 
 
-def knowledge_gap(task_name: str, n: int = 200) -> dict[str, float]:
+def knowledge_gap(engine, tok, task_name: str, n: int = 200) -> dict[str, float]:
     """Mean per-token log-prob, under the base, of (a) its own sampled tokens on hard problems
     and (b) the reference correction written at its first wrong step (what the teacher says)."""
-    ckpt = RESULTS / "models" / task_name / "base"
-    tok = AutoTokenizer.from_pretrained(ckpt)
-    model = AutoModelForCausalLM.from_pretrained(ckpt, dtype="float32").eval()
+    model = engine.model
     task = get_task(task_name)
     problems = {r["id"]: Problem.from_row(r) for r in read_table(
         RESULTS / "data" / task_name / "hard.parquet").to_dict("records")}
@@ -64,17 +63,9 @@ def knowledge_gap(task_name: str, n: int = 200) -> dict[str, float]:
     }
 
 
-def pass_rate_by_difficulty(task_name: str, samples: int = 8) -> dict[str, float]:
+def pass_rate_by_difficulty(engine, tok, task_name: str, samples: int = 8) -> dict[str, float]:
     """The base's Pass@1 per difficulty on the validation split (which spans the RL training
     range): where on-policy RL has signal (0 < p < 1) and where it has none."""
-    from mintrl.engine import Sampling
-    from mintrl.engine.transformers_engine import TransformersEngine
-    from mintrl.evaluate import sample_problems
-
-    ckpt = RESULTS / "models" / task_name / "base"
-    tok = AutoTokenizer.from_pretrained(ckpt)
-    model = AutoModelForCausalLM.from_pretrained(ckpt, dtype="float32").eval()
-    engine = TransformersEngine(model, tok.eos_token_id, tok.pad_token_id, 512)
     problems = [Problem.from_row(r) for r in read_table(
         RESULTS / "data" / task_name / "validation.parquet").to_dict("records")]
     max_new = load_config("config/config.yaml").tasks[task_name].max_new_tokens
@@ -112,8 +103,9 @@ def main() -> None:
             (f"{name} base hard Pass@1 <= 0.2", entry["base"]["hard"]["pass@1"] <= 0.2),
             (f"{name} teacher hard Pass@1 >= 0.8", entry["teacher"]["hard"]["pass@1"] >= 0.8),
         ]
-        entry["knowledge_gap"] = gap = knowledge_gap(name)
-        entry["base_validation_pass@1_by_difficulty"] = pass_rate_by_difficulty(name)
+        engine, tok = load_engine("transformers", str(RESULTS / "models" / name / "base"), 512)
+        entry["knowledge_gap"] = gap = knowledge_gap(engine, tok, name)
+        entry["base_validation_pass@1_by_difficulty"] = pass_rate_by_difficulty(engine, tok, name)
         checks.append((f"{name}: correction tokens >= 1 nat/token less likely than own tokens",
                        gap["correction_tokens_mean_logprob"]
                        <= gap["own_tokens_mean_logprob"] - 1.0))

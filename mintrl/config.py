@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mintrl.io import atomic_path
+
 
 class Strict(BaseModel):
     """Unknown keys are errors: a typo must not silently fall back to a default."""
@@ -151,8 +153,6 @@ def write_resolved_config(cfg: Config, path: str | Path) -> str:
     overrides applied). Left untouched when unchanged, so a re-run rewrites nothing; which
     jobs a change reruns is decided by the per-rule settings params in common.smk.
     """
-    from mintrl.io import atomic_path
-
     path = Path(path)
     text = yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True)
     if not path.exists() or path.read_text() != text:

@@ -1,6 +1,6 @@
 """Math task ``arith``: a chain of operations on a three-digit register, modulo 1000.
 
-Prompt ``"047 +8 *3 -5\n"``; reference response, one step per operation, then the answer::
+Prompt ``"047 +8 *3 -5\\n"``; reference response, one step per operation, then the answer::
 
     047+8=055
 
@@ -12,9 +12,9 @@ Prompt ``"047 +8 *3 -5\n"``; reference response, one step per operation, then th
 
 Every operation is a bijection of Z/1000 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
 which are prime to 1000), so a chain with a single wrong step always ends on a wrong answer,
-and skipped steps scramble the result: a wrong chain hits the right answer by luck about
-1 time in 1000 (with a two-digit register it was 1.2 % of the base's wrong chains, which
-made Pass@1 measure luck). Values are zero-padded so that digits line up.
+and skipped steps scramble the result: the base's wrong chains on the hard split hit the
+right answer 0.19 % of the time (with a two-digit register it was 1.2 %, so Pass@1
+measured luck). Values are zero-padded so that digits line up.
 """
 
 from __future__ import annotations
