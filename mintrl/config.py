@@ -6,8 +6,10 @@ naming the file and the dotted key.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -115,6 +117,75 @@ class EvalSpec(Strict):
     sampling: SamplingSpec = Field(default_factory=SamplingSpec, description="Sampling.")
 
 
+class FilterSpec(Strict):
+    """Which training prompts RL sees: drop those the base policy always solves."""
+
+    samples: int = Field(8, ge=1, description="Base-policy samples per training prompt.")
+    keep_solved: float = Field(
+        0.25, ge=0, le=1, description="Share of always-solved prompts kept anyway, so the "
+        "toy's easy skills are still trained (training only on hard prompts made a "
+        "prototype forget easy problems: 98.5 % -> ~5 %)."
+    )
+
+
+class DeepSpeedSpec(Strict):
+    """DeepSpeed engine settings; the same code runs the CPU backend and ZeRO on GPUs."""
+
+    zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage (0 on one CPU process).")
+    bf16: bool = Field(False, description="bf16 training (GPUs); fp32 on CPU.")
+
+
+class RunSpec(Strict):
+    """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
+
+    method: Literal["grpo"] = Field("grpo", description="Algorithm: rollout mode + objective.")
+    engine: Literal["transformers"] = Field(
+        "transformers", description="Rollout engine, chosen explicitly (never by what is "
+        "installed): 'transformers' on CPU or GPU; 'vllm' on GPUs (later).")
+    iterations: int = Field(40, ge=1, description="RL iterations (rollout + optimisation).")
+    iterations_per_job: int = Field(
+        10, ge=1, description="Iterations per Snakemake job (one model load); a killed job "
+        "resumes from its last complete iteration.")
+    eval_every: int = Field(
+        20, ge=1, description="Evaluate (and keep) the checkpoint every K iterations; the final "
+        "one is always evaluated.")
+    prompts_per_iteration: int = Field(32, ge=1, description="Training prompts per iteration.")
+    group_size: int = Field(8, ge=2, description="GRPO: rollouts per prompt (one group).")
+    lr: float = Field(2e-5, gt=0, description="AdamW learning rate (constant).")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
+    epochs: int = Field(1, ge=1, description="Passes over the iteration's rollouts.")
+    minibatch_size: int = Field(
+        64, ge=1, description="Sequences per optimizer step; several steps per iteration.")
+    micro_batch_size: int = Field(
+        32, ge=1, description="Sequences per forward/backward (gradient accumulation).")
+    clip_eps: float = Field(0.2, gt=0, description="GRPO ratio clip epsilon.")
+    kl_coef: float = Field(
+        0.0, ge=0, description="GRPO k3 KL penalty toward the base policy (0: no reference model).")
+    adv_eps: float = Field(1e-6, gt=0, description="GRPO: (r - mean) / (std + eps).")
+    max_grad_norm: float = Field(1.0, gt=0, description="Gradient clipping.")
+    sampling: SamplingSpec = Field(default_factory=SamplingSpec, description="Rollout sampling.")
+    deepspeed: DeepSpeedSpec = Field(default_factory=DeepSpeedSpec, description="DeepSpeed.")
+    tasks: list[str] | None = Field(
+        None, description="Tasks this run trains on (one policy per task); default: all.")
+
+    @model_validator(mode="after")
+    def _batches(self) -> RunSpec:
+        if self.minibatch_size % self.micro_batch_size:
+            raise ValueError("minibatch_size must be a multiple of micro_batch_size")
+        return self
+
+
+class RunEntry(Strict):
+    """A run of the sweep: the base run (``rl``) + ``overrides``, once per seed."""
+
+    method: str = Field(description="Method name (a RunSpec.method value).")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, description="Keys of the base run to change; dotted keys reach "
+        "nested ones (``sampling.temperature``). They also name the run.")
+    seeds: list[int] = Field([0], min_length=1, description="One run per seed.")
+    name: str | None = Field(None, description="Run name instead of the generated one.")
+
+
 class Config(Strict):
     """Root of config/config.yaml."""
 
@@ -125,6 +196,13 @@ class Config(Strict):
     )
     tasks: dict[str, TaskSpec] = Field(description="Toy tasks by registered name.")
     evaluation: EvalSpec = Field(default_factory=EvalSpec, description="Evaluation settings.")
+    filter: FilterSpec = Field(default_factory=FilterSpec, description="Training-prompt filter.")
+    rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
+    runs: list[RunEntry] = Field(
+        default_factory=list, description="The sweep: runs = base run + overrides + seed.")
+    experiment: str = Field("mintrl", min_length=1, description="MLflow experiment name.")
+    tracking_uri: str = Field(
+        "sqlite:///results/mlflow.db", description="MLflow store (relative to the workdir).")
 
 
 class ConfigError(ValueError):
@@ -140,10 +218,106 @@ def _format(err: ValidationError, source: str) -> str:
 
 
 def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
+    """Validate ``data``, including every run of the sweep; errors name the dotted key."""
     try:
-        return Config.model_validate(data)
+        cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format(err, source)) from None
+    resolve_runs(cfg, source)
+    return cfg
+
+
+@dataclass(frozen=True)
+class Run:
+    """A resolved run: its name, seed, full spec and the tasks it trains on."""
+
+    name: str
+    method: str
+    seed: int
+    spec: RunSpec
+    tasks: tuple[str, ...]
+    overrides: dict[str, Any]
+
+
+def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in dotted.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def run_name(method: str, overrides: dict[str, Any], seed: int) -> str:
+    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``: method, overrides (sorted), seed."""
+    parts = [method]
+    for key in sorted(overrides):
+        value = overrides[key]
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"{key.split('.')[-1]}{text}")
+    parts.append(f"s{seed}")
+    return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
+
+
+def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
+    """Every run of the sweep by name; a bad override raises naming ``runs.<i>.overrides.<key>``."""
+    runs: dict[str, Run] = {}
+    base = cfg.rl.model_dump()
+    for i, entry in enumerate(cfg.runs):
+        merged = _merge(base, _nest(entry.overrides) | {"method": entry.method})
+        try:
+            spec = RunSpec.model_validate(merged)
+        except ValidationError as err:
+            lines = [f"invalid config {source}:"]
+            for e in err.errors():
+                key = ".".join(str(p) for p in e["loc"])
+                where = "method" if key == "method" else f"overrides.{key}"
+                lines.append(f"  runs.{i}.{where}: {e['msg']}")
+            raise ConfigError("\n".join(lines)) from None
+        tasks = tuple(spec.tasks or sorted(cfg.tasks))
+        unknown = sorted(set(tasks) - set(cfg.tasks))
+        if unknown:
+            raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
+                              f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
+        for seed in entry.seeds:
+            name = entry.name or run_name(entry.method, entry.overrides, seed)
+            if len(entry.seeds) > 1 and entry.name:
+                name = f"{entry.name}-s{seed}"
+            if name in runs or name == "base":
+                raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
+                                  "used twice (or is reserved); set `name`")
+            runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides))
+    return runs
+
+
+def kept_iterations(spec: RunSpec) -> list[int]:
+    """Iterations whose checkpoint is evaluated and kept: every ``eval_every`` and the last."""
+    return sorted({*range(spec.eval_every, spec.iterations + 1, spec.eval_every),
+                   spec.iterations})
+
+
+def segment_ends(spec: RunSpec) -> list[int]:
+    """Last iteration of each Snakemake job: every ``iterations_per_job``, and kept points."""
+    step = spec.iterations_per_job
+    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec)})
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema Snakemake validates the config against, generated from ``Config``."""
+    schema = Config.model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 def write_resolved_config(cfg: Config, path: str | Path) -> str:
@@ -168,3 +342,27 @@ def load_config(path: str | Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {path}: the top level must be a mapping")
     return parse_config(data, str(path))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m mintrl.config --schema OUT``: regenerate the JSON schema file."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m mintrl.config",
+                                 description="Validate a config or write its JSON schema.")
+    ap.add_argument("--schema", type=Path, help="write the JSON schema of the config here")
+    ap.add_argument("--check", type=Path, help="validate this config file and list its runs")
+    args = ap.parse_args(argv)
+    if args.schema:
+        with atomic_path(args.schema) as tmp:
+            tmp.write_text(json.dumps(json_schema(), indent=2) + "\n")
+    if args.check:
+        cfg = load_config(args.check)
+        for name, run in resolve_runs(cfg).items():
+            print(f"{name}: method={run.method} tasks={','.join(run.tasks)} "
+                  f"iterations={run.spec.iterations}")
+
+
+if __name__ == "__main__":
+    main()

@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
     ap.add_argument("--engine", default="transformers")
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--run", help="run name recorded in metrics.json (for summaries)")
+    ap.add_argument("--iteration", type=int, help="RL iteration of the checkpoint (0: none)")
     args = ap.parse_args(argv)
 
     cfg = load_config(args.config)
@@ -130,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     write_table(args.out / "samples.parquet", pd.concat(frames, ignore_index=True), EVAL_SAMPLES)
     write_json(args.out / "metrics.json", {
         "checkpoint": str(args.checkpoint), "samples": samples, "splits": metrics,
+        "run": args.run, "task": problems[0].task, "iteration": args.iteration,
         "seconds": time.perf_counter() - t0,
     })
 

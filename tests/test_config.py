@@ -29,14 +29,74 @@ def test_default_config_is_valid():
         (("tasks", "intfn", "hard", "lo"), 9, "tasks.intfn.hard"),  # lo > hi
         (("evaluation", "samples"), "many", "evaluation.samples"),
         (("threads",), -1, "threads"),
+        (("rl", "group_size"), 1, "rl.group_size"),
+        (("rl", "engine"), "vllm2", "rl.engine"),
+        (("rl", "minibatch_size"), 48, "rl"),  # not a multiple of micro_batch_size (32)
+        (("runs", 0, "overrides", "lr"), -1.0, "runs.0.overrides.lr"),
+        (("runs", 0, "overrides", "sampling.temprature"), 0.7,
+         "runs.0.overrides.sampling.temprature"),
+        (("runs", 0, "overrides", "tasks"), ["chess"], "runs.0.overrides.tasks"),
+        (("runs", 0, "method"), "ppo", "runs.0.method"),
+        (("runs", 0, "seedz"), [1], "runs.0.seedz"),
     ],
 )
 def test_bad_key_or_value_is_named(path, value, key):
     data = copy.deepcopy(_default())
     node = data
     for p in path[:-1]:
-        node = node[p]
+        node = node.setdefault(p, {}) if isinstance(node, dict) else node[p]
     node[path[-1]] = value
     with pytest.raises(ConfigError) as err:
         parse_config(data, "my.yaml")
     assert key in str(err.value) and "my.yaml" in str(err.value)
+
+
+def test_runs_are_base_run_plus_overrides_plus_seed():
+    from mintrl.config import resolve_runs
+
+    data = _default()
+    data["runs"] = [{"method": "grpo", "seeds": [0, 1]},
+                    {"method": "grpo", "overrides": {"lr": 3e-5, "sampling.temperature": 0.7}}]
+    runs = resolve_runs(parse_config(data))
+    assert list(runs) == ["grpo-s0", "grpo-s1", "grpo-lr3e-05-temperature0.7-s0"]
+    tuned = runs["grpo-lr3e-05-temperature0.7-s0"].spec
+    assert tuned.lr == 3e-5 and tuned.sampling.temperature == 0.7
+    assert tuned.group_size == data["rl"]["group_size"]  # untouched keys come from `rl`
+    assert runs["grpo-s1"].seed == 1
+
+
+def test_two_runs_with_one_name_are_refused():
+    data = _default()
+    data["runs"] = [{"method": "grpo"}, {"method": "grpo"}]
+    with pytest.raises(ConfigError, match="runs.1: run name 'grpo-s0' is used twice"):
+        parse_config(data)
+
+
+def test_segments_end_at_evaluation_points_and_the_last_iteration():
+    from mintrl.config import RunSpec, kept_iterations, segment_ends
+
+    spec = RunSpec(iterations=25, iterations_per_job=10, eval_every=15)
+    assert kept_iterations(spec) == [15, 25]
+    assert segment_ends(spec) == [10, 15, 20, 25]
+
+
+def test_committed_json_schema_is_generated_from_the_model():
+    import json
+    from pathlib import Path
+
+    from mintrl.config import json_schema
+
+    committed = json.loads(Path("workflow/schemas/config.schema.json").read_text())
+    assert committed == json_schema(), "run: python -m mintrl.config --schema " \
+        "workflow/schemas/config.schema.json"
+
+
+def test_json_schema_rejects_what_the_model_rejects():
+    import jsonschema
+
+    from mintrl.config import json_schema
+
+    data = _default()
+    data["rl"]["stepz"] = 1
+    with pytest.raises(jsonschema.ValidationError, match="stepz"):
+        jsonschema.validate(data, json_schema())

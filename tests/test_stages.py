@@ -69,7 +69,66 @@ def test_evaluate_reads_jsonl_with_a_named_reward(lab, tmp_path):
     assert metrics["splits"]["mine"]["strict"] is None  # no reference steps: not graded
 
 
-@pytest.mark.parametrize("stage", ["prepare", "pretrain", "evaluate"])
+def test_filter_drops_always_solved_prompts_but_keeps_a_share(lab, tmp_path):
+    from mintrl import filter as filter_stage
+
+    filter_stage.main(["--config", MICRO, "--checkpoint", str(lab / "base"), "--prompts",
+                       str(lab / "data" / "train.parquet"), "--out", str(tmp_path / "f.parquet"),
+                       "--rates", str(tmp_path / "rates.parquet")])
+    rates = pd.read_parquet(tmp_path / "rates.parquet")
+    kept = pd.read_parquet(tmp_path / "f.parquet")
+    assert len(rates) == 16 and (rates["samples"] == 4).all()
+    assert set(kept["id"]) == set(rates.loc[rates["kept"], "problem_id"])
+    assert rates.loc[rates["pass_rate"] < 1, "kept"].all()
+
+
+def test_choose_prompts_keeps_the_configured_share_of_solved_ones():
+    from mintrl.config import FilterSpec
+    from mintrl.filter import choose_prompts
+
+    rates = pd.DataFrame({"problem_id": list("abcdefgh"),
+                          "pass_rate": [1, 1, 1, 1, 0.5, 0, 1, 0.25]})
+    kept = choose_prompts(rates, FilterSpec(keep_solved=0.4), seed=0)
+    assert kept[rates["pass_rate"] < 1].all()
+    assert kept[rates["pass_rate"] == 1].sum() == 2  # ceil(0.4 * 5)
+
+
+def test_rollout_then_train_carry_a_checkpoint_and_optimizer_state(lab, tmp_path):
+    from mintrl import rollout, train
+
+    prompts = str(lab / "data" / "train.parquet")
+    rollout.main(["--config", MICRO, "--run", "grpo-s0", "--task", "arith", "--checkpoint",
+                  str(lab / "base"), "--prompts", prompts, "--out", str(tmp_path / "r1.parquet")])
+    df = pd.read_parquet(tmp_path / "r1.parquet")
+    spec = load_config(MICRO).rl
+    assert len(df) == spec.prompts_per_iteration * spec.group_size
+    assert (df["response_ids"].map(len) == df["logprobs"].map(len)).all()
+    assert (df["provenance"].map(sum) == 0).all()  # on-policy: every token the policy's
+    train.main(["--config", MICRO, "--run", "grpo-s0", "--init", str(lab / "base"),
+                "--rollouts", str(tmp_path / "r1.parquet"), "--iteration", "1",
+                "--out-model", str(tmp_path / "m1"), "--out-optim", str(tmp_path / "o1")])
+    train.main(["--config", MICRO, "--run", "grpo-s0", "--init", str(tmp_path / "m1"),
+                "--init-optim", str(tmp_path / "o1"), "--rollouts", str(tmp_path / "r1.parquet"),
+                "--iteration", "2", "--out-model", str(tmp_path / "m2"),
+                "--out-optim", str(tmp_path / "o2")])
+    assert (tmp_path / "m2" / "model.safetensors").exists()
+    assert (tmp_path / "o2" / "state").is_dir()
+
+
+def test_train_names_a_file_that_is_not_a_rollouts_table(lab, tmp_path):
+    from mintrl import train
+
+    with pytest.raises(SystemExit, match="missing columns"):
+        train.main(["--config", MICRO, "--run", "grpo-s0", "--init", str(lab / "base"),
+                    "--rollouts", str(lab / "data" / "easy.parquet"), "--iteration", "1",
+                    "--out-model", str(tmp_path / "m"), "--out-optim", str(tmp_path / "o")])
+
+
+STAGES = ["prepare", "pretrain", "evaluate", "filter", "rollout", "train", "segment",
+          "summarize", "track"]
+
+
+@pytest.mark.parametrize("stage", STAGES)
 def test_every_stage_explains_itself(stage):
     import subprocess
     import sys
@@ -77,4 +136,5 @@ def test_every_stage_explains_itself(stage):
     res = subprocess.run([sys.executable, "-m", f"mintrl.{stage}", "--help"],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0
-    assert f"python -m mintrl.{stage}" in res.stdout and "--config" in res.stdout
+    assert f"python -m mintrl.{stage}" in res.stdout
+    assert "--config" in res.stdout or stage == "summarize"

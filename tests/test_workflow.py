@@ -35,6 +35,44 @@ def test_main_job_evaluates_base_and_teacher_of_each_task(finished_run):
             assert (finished_run / f"results/logs/pretrain/{task}_{role}.log").exists()
 
 
+def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
+    import pandas as pd
+
+    for task in ("arith", "intfn"):
+        run = finished_run / "results" / "runs" / task / "grpo-s0"
+        for it in (1, 2, 3, 4):
+            rollouts = pd.read_parquet(run / f"iter_{it}" / "rollouts.parquet")
+            assert len(rollouts) == 4 * 4 and set(rollouts["iteration"]) == {it}
+        # kept checkpoints (evaluated: 2 and the final 4) stay; hand-offs (1, 3) are gone
+        assert (run / "iter_2" / "model").is_dir() and (run / "iter_4" / "model").is_dir()
+        assert not (run / "iter_1" / "handoff" / "model").exists()
+        for it in (2, 4):
+            m = json.loads((finished_run / f"results/eval/{task}/grpo-s0/iter_{it}/"
+                            "metrics.json").read_text())
+            assert m["run"] == "grpo-s0" and m["iteration"] == it
+    table = pd.read_csv(finished_run / "results" / "summary" / "table.csv", index_col=0)
+    assert list(table.index) == ["base", "grpo-s0", "teacher"]
+    assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
+                                   "average"]
+    assert (finished_run / "results" / "summary" / "reward.png").stat().st_size > 0
+
+
+def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
+    from mintrl.tracking import read_runs
+
+    runs = {r["name"]: r for r in read_runs(
+        f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}
+    assert set(runs) == {"base", "grpo-s0"}
+    grpo = runs["grpo-s0"]
+    assert grpo["tags"]["method"] == "grpo" and grpo["tags"]["seed"] == "0"
+    assert grpo["tags"]["git_commit"] and len(grpo["tags"]["mintrl.config_hash"]) == 12
+    assert grpo["params"]["rl.group_size"] == "4"
+    assert [s for s, _ in grpo["metrics"]["arith/rollout/reward"]] == [1, 2, 3, 4]
+    assert [s for s, _ in grpo["metrics"]["intfn/eval/hard/pass_at_1"]] == [0, 2, 4]
+    assert [s for s, _ in runs["base"]["metrics"]["arith/eval/easy/pass_at_1"]] == [0]
+    assert "table.md" in grpo["artifacts"]
+
+
 def test_a_finished_run_has_nothing_left_to_do(finished_run):
     res = _snakemake(finished_run, "-n")
     assert res.returncode == 0
@@ -49,13 +87,41 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
     assert not (tmp_path / "results" / "data").exists()
 
 
+def _planned(res):
+    out = res.stdout + res.stderr
+    return [line.split("output:")[1].strip() for line in out.splitlines()
+            if line.strip().startswith("output:")]
+
+
+def test_deleting_an_evaluated_checkpoint_reruns_only_what_depends_on_it(finished_run):
+    import shutil
+
+    model = finished_run / "results/runs/arith/grpo-s0/iter_4/model"
+    backup = finished_run / "iter_4_model_backup"
+    shutil.copytree(model, backup)
+    shutil.rmtree(model)
+    try:
+        res = _snakemake(finished_run, "-n")
+        assert res.returncode == 0, res.stderr[-2000:]
+        planned = " ".join(_planned(res))
+        # the segments back to the previous kept checkpoint (iteration 2), its evaluation,
+        # the summary and tracking; nothing of intfn, pre-training or the filter
+        assert "results/runs/arith/grpo-s0/iter_4/model" in planned
+        assert "results/eval/arith/grpo-s0/iter_4/metrics.json" in planned
+        assert "results/runs/arith/grpo-s0/iter_3/handoff/model" in planned
+        assert "iter_2" not in planned and "intfn" not in planned
+        assert "models/" not in planned and "filter" not in planned
+    finally:
+        shutil.copytree(backup, model)
+        shutil.rmtree(backup)
+
+
 def test_editing_one_teacher_reruns_only_that_teacher_and_its_evaluation(finished_run):
     res = _snakemake(finished_run, "-n", "--config",
                      'tasks={"intfn": {"teacher": {"steps": 41}}}')
     assert res.returncode == 0, res.stderr[-2000:]
-    out = res.stdout + res.stderr
-    planned = [line.split("output:")[1].strip() for line in out.splitlines()
-               if line.strip().startswith("output:")]
+    planned = [p for p in _planned(res) if not p.startswith(("results/summary",
+                                                                "results/tracking"))]
     assert all("intfn/teacher" in p for p in planned), planned
     assert any("models/intfn/teacher" in p for p in planned)
     assert any("eval/lab/intfn/teacher" in p for p in planned)

@@ -1,18 +1,34 @@
-# Helpers for the rules: config validation, wildcard constraints, input functions.
-from mintrl.config import parse_config, write_resolved_config
+# Helpers for the rules: config validation, run resolution, input functions.
+import re
 
-# One validator: the pydantic model in mintrl/config.py. A bad key fails here, before any job.
+from snakemake.utils import validate
+
+from mintrl.config import (
+    kept_iterations,
+    parse_config,
+    resolve_runs,
+    segment_ends,
+    write_resolved_config,
+)
+
+# One source of truth, two entry points: the pydantic model (its messages name the dotted key,
+# it resolves every run, and it reads --config strings such as "41" as numbers) and the JSON
+# schema generated from it (python -m mintrl.config --schema ...; a test keeps the committed
+# file current), which Snakemake checks on the resolved config.
 CFG = parse_config(config, "from " + " + ".join(map(str, workflow.configfiles)) + " + --config")
+validate(CFG.model_dump(mode="json"), "../schemas/config.schema.json")
 # Stages read exactly what Snakemake resolved (config files merged, --config overrides applied).
 CONFIG_FILE = write_resolved_config(CFG, "results/config/resolved.yaml")
 TASKS = sorted(CFG.tasks)
 ROLES = ["base", "teacher"]
 SPLITS = ["train", "validation", "easy", "hard"]
+RUNS = resolve_runs(CFG)  # runs = base run + overrides + seed, by name
 
 
-wildcard_constraints:
-    task="|".join(TASKS),
-    role="|".join(ROLES),
+def one_of(names):
+    """Regex for a wildcard constraint: exactly one of `names`."""
+    return "|".join(map(re.escape, names)) or "(?!)"  # "(?!)": matches nothing
+
 
 
 def split_files(wildcards):
@@ -27,8 +43,8 @@ def lab_evaluations():
     return expand("results/eval/lab/{task}/{role}/metrics.json", task=TASKS, role=ROLES)
 
 
-# The config each rule depends on, as a `settings` param: Snakemake reruns a job when its
-# params change, so editing one task's teacher reruns that teacher and what follows, only.
+# The config a job depends on, passed as its `settings` param (Snakemake reruns a job when its
+# params change): editing one task's teacher reruns that teacher and what follows, only.
 def prepare_settings(wildcards):
     spec = CFG.tasks[wildcards.task]
     return {"seed": CFG.seed, "splits": spec.model_dump(include={"easy", "hard", "train", "sizes"})}
@@ -44,3 +60,115 @@ def evaluate_settings(wildcards):
         "evaluation": CFG.evaluation.model_dump(),
         "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens,
     }
+
+
+def filter_settings(wildcards):
+    return {"seed": CFG.seed, "filter": CFG.filter.model_dump(), "sampling": CFG.rl.sampling.model_dump()}
+
+
+def run_settings(wildcards):
+    run = RUNS[wildcards.run]
+    return {"seed": run.seed, "spec": run.spec.model_dump(), "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens}
+
+
+# --- RL runs: segments of iterations_per_job iterations, chained through these functions ---
+def _is_kept(run, it):
+    return int(it) in kept_iterations(RUNS[run].spec)
+
+
+def checkpoint_dir(task, run, it):
+    """Model after iteration `it`: kept (evaluated or final) or a temporary hand-off."""
+    if int(it) == 0:
+        return f"results/models/{task}/base"
+    if _is_kept(run, it):
+        return f"results/runs/{task}/{run}/iter_{it}/model"
+    return f"results/runs/{task}/{run}/iter_{it}/handoff/model"
+
+
+def optimizer_dir(task, run, it):
+    if _is_kept(run, it):
+        return f"results/runs/{task}/{run}/iter_{it}/optim"
+    return f"results/runs/{task}/{run}/iter_{it}/handoff/optim"
+
+
+def segment_metrics(task, run, end):
+    if _is_kept(run, end):
+        return f"results/runs/{task}/{run}/iter_{end}/segment.json"
+    return f"results/runs/{task}/{run}/iter_{end}/handoff.json"
+
+
+def segment_start(wildcards):
+    """First iteration of the segment that ends at iteration `it`."""
+    ends = segment_ends(RUNS[wildcards.run].spec)
+    end = int(wildcards.it)
+    if end not in ends:
+        raise ValueError(f"run {wildcards.run}: no segment ends at iteration {end} (ends: {ends})")
+    i = ends.index(end)
+    return 1 if i == 0 else ends[i - 1] + 1
+
+
+def segment_init(wildcards):
+    return checkpoint_dir(wildcards.task, wildcards.run, segment_start(wildcards) - 1)
+
+
+def segment_init_optim(wildcards):
+    start = segment_start(wildcards)
+    return [] if start == 1 else optimizer_dir(wildcards.task, wildcards.run, start - 1)
+
+
+def init_optim_flag(wildcards, input):
+    return f"--init-optim {input.init_optim}" if input.init_optim else ""
+
+
+def run_tasks(run):
+    return RUNS[run].tasks if run in RUNS else TASKS
+
+
+def run_segment_metrics(wildcards):
+    if wildcards.tracked not in RUNS:
+        return []
+    spec = RUNS[wildcards.tracked].spec
+    return [segment_metrics(t, wildcards.tracked, e) for t in run_tasks(wildcards.tracked)
+            for e in segment_ends(spec)]
+
+
+def run_evaluations(run):
+    """Evaluation metrics of a run: the base policy (iteration 0) and each kept checkpoint."""
+    base = [f"results/eval/lab/{t}/base/metrics.json" for t in run_tasks(run)]
+    if run not in RUNS:
+        return base
+    return base + [f"results/eval/{t}/{run}/iter_{it}/metrics.json" for t in RUNS[run].tasks
+                   for it in kept_iterations(RUNS[run].spec)]
+
+
+def tracked_evaluations(wildcards):
+    return run_evaluations(wildcards.tracked)
+
+
+def all_evaluations():
+    runs = [f for r in RUNS for f in run_evaluations(r)]
+    teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
+    return sorted(set(runs + teacher + run_evaluations("base")))
+
+
+def kept_checkpoints():
+    """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
+    return [checkpoint_dir(t, r, it) for r, run in RUNS.items() for t in run.tasks
+            for it in kept_iterations(run.spec)]
+
+
+def all_segment_metrics():
+    return [segment_metrics(t, r, e) for r, run in RUNS.items() for t in run.tasks
+            for e in segment_ends(run.spec)]
+
+
+SUMMARY = {
+    "table": "results/summary/table.md",
+    "csv": "results/summary/table.csv",
+    "reward": "results/summary/reward.png",
+    "pass1": "results/summary/pass1.png",
+}
+
+
+def tracking_markers():
+    return expand("results/tracking/{tracked}.json", tracked=["base", *RUNS])

@@ -5,6 +5,8 @@ rule evaluate_lab:
     output:
         metrics="results/eval/lab/{task}/{role}/metrics.json",
         samples="results/eval/lab/{task}/{role}/samples.parquet",
+    conda:
+        "../envs/mintrl.yaml"
     log:
         "results/logs/evaluate/lab_{task}_{role}.log",
     benchmark:
@@ -16,4 +18,29 @@ rule evaluate_lab:
     threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
-        "--prompts {input.prompts} --out {params.out} --threads {threads} > {log} 2>&1"
+        "--prompts {input.prompts} --out {params.out} --run {wildcards.role} --iteration 0 "
+        "--threads {threads} > {log} 2>&1"
+
+
+rule evaluate_run:
+    input:
+        model="results/runs/{task}/{run}/iter_{it}/model",
+        prompts=eval_split_files,
+    output:
+        metrics="results/eval/{task}/{run}/iter_{it}/metrics.json",
+        samples="results/eval/{task}/{run}/iter_{it}/samples.parquet",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/evaluate/{task}_{run}_{it}.log",
+    benchmark:
+        "results/benchmarks/rules/evaluate/{task}_{run}_{it}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=evaluate_settings,
+        out=subpath(output.metrics, parent=True),
+    threads: 1
+    shell:
+        "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
+        "--prompts {input.prompts} --out {params.out} --run {wildcards.run} "
+        "--iteration {wildcards.it} --threads {threads} > {log} 2>&1"

@@ -1,6 +1,8 @@
 rule prepare:
     output:
         expand("results/data/{{task}}/{split}.parquet", split=SPLITS),
+    conda:
+        "../envs/mintrl.yaml"
     log:
         "results/logs/prepare/{task}.log",
     benchmark:

@@ -4,6 +4,8 @@ rule pretrain:
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
+    conda:
+        "../envs/mintrl.yaml"
     log:
         "results/logs/pretrain/{task}_{role}.log",
     benchmark:

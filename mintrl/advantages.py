@@ -1,0 +1,47 @@
+"""Advantage estimators: pure functions of rewards, registered by name (DESIGN.md §1.3).
+
+Rollout files hold raw rewards; advantages are computed here, at train time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+ADVANTAGES: dict[str, Callable[..., torch.Tensor]] = {}
+
+
+def register_advantage(name: str):
+    def deco(fn):
+        if name in ADVANTAGES:
+            raise ValueError(f"advantage {name!r} is already registered")
+        ADVANTAGES[name] = fn
+        return fn
+
+    return deco
+
+
+def get_advantage(name: str) -> Callable[..., torch.Tensor]:
+    try:
+        return ADVANTAGES[name]
+    except KeyError:
+        raise KeyError(f"unknown advantage {name!r}; known: {sorted(ADVANTAGES)}") from None
+
+
+@register_advantage("grpo")
+def grpo_advantages(rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Group-normalised advantage ``(r - mean_g) / (std_g + eps)`` (GRPO, DeepSeekMath eq. 3).
+
+    rewards: (N,) float; group: (N,) int, rollouts of one prompt share an id. Returns (N,).
+    ``std`` is the unbiased sample std of the group (0 for a group of one); a group whose
+    rewards are all equal gets advantage 0: no signal, the coverage problem MInTRL targets.
+    """
+    _, inverse = torch.unique(group, return_inverse=True)
+    n = torch.zeros(int(inverse.max()) + 1, dtype=rewards.dtype).index_add_(
+        0, inverse, torch.ones_like(rewards))
+    mean = torch.zeros_like(n).index_add_(0, inverse, rewards) / n  # (G,)
+    centred = rewards - mean[inverse]
+    var = torch.zeros_like(n).index_add_(0, inverse, centred**2) / (n - 1).clamp(min=1)
+    std = var.sqrt()[inverse]
+    return torch.where(std > 0, centred / (std + eps), torch.zeros_like(centred))

@@ -1,0 +1,78 @@
+"""Stage ``filter``: drop training prompts the base policy always solves (DESIGN.md §2).
+
+    python -m mintrl.filter --config config/config.yaml --checkpoint results/models/arith/base \
+        --prompts results/data/arith/train.parquet \
+        --out results/data/arith/train_filtered.parquet \
+        --rates results/filter/arith/pass_rates.parquet
+
+k samples per prompt; prompts solved k/k are dropped except a ``keep_solved`` share (drawn
+with the config seed), so RL still trains the skills the toy's easy problems need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from mintrl.config import FilterSpec, load_config
+from mintrl.engine import load_engine
+from mintrl.evaluate import sample_problems, to_sampling
+from mintrl.io import read_table, write_table
+from mintrl.schemas import PASS_RATES, PROBLEMS
+from mintrl.tasks import Problem
+
+
+def choose_prompts(rates: pd.DataFrame, spec: FilterSpec, seed: int) -> pd.Series:
+    """Boolean ``kept`` per row of ``rates`` (columns problem_id, pass_rate)."""
+    solved = np.flatnonzero(rates["pass_rate"].to_numpy() >= 1.0)
+    keep = np.ones(len(rates), dtype=bool)
+    keep[solved] = False
+    n_keep = math.ceil(spec.keep_solved * len(solved))
+    if n_keep:
+        keep[np.random.default_rng(seed).choice(solved, n_keep, replace=False)] = True
+    return pd.Series(keep, index=rates.index)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m mintrl.filter",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--checkpoint", required=True, help="the base policy")
+    ap.add_argument("--prompts", required=True, type=Path, help="training split (Parquet)")
+    ap.add_argument("--out", required=True, type=Path, help="filtered prompts (Parquet)")
+    ap.add_argument("--rates", required=True, type=Path, help="pass rate per prompt (Parquet)")
+    ap.add_argument("--engine", default="transformers")
+    ap.add_argument("--threads", type=int)
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    torch.set_num_threads(args.threads or cfg.threads)
+    table = read_table(args.prompts)
+    problems = [Problem.from_row(r) for r in table.to_dict("records")]
+    task = problems[0].task
+    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size)
+    sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
+    samples, _ = sample_problems(engine, tokenizer, problems, cfg.filter.samples, sampling)
+    rate = samples.groupby("problem_id", sort=False)["reward"].mean()
+    rates = pd.DataFrame({"problem_id": table["id"], "difficulty": table["difficulty"],
+                          "samples": cfg.filter.samples,
+                          "pass_rate": table["id"].map(rate).to_numpy()})
+    rates["kept"] = choose_prompts(rates, cfg.filter, cfg.seed)
+    if not rates["kept"].any():
+        raise SystemExit(f"{args.prompts}: the base policy solves every prompt {cfg.filter.samples}"
+                         f"/{cfg.filter.samples} times and filter.keep_solved is 0: nothing left")
+    write_table(args.rates, rates, PASS_RATES)
+    write_table(args.out, table[rates["kept"].to_numpy()], PROBLEMS)
+    solved = int((rates["pass_rate"] >= 1).sum())
+    print(f"[filter] {task}: {len(rates)} prompts, {solved} always solved, "
+          f"{int((rates['pass_rate'] == 0).sum())} never; kept {int(rates['kept'].sum())}",
+          flush=True)
+    print(rates.groupby("difficulty")["pass_rate"].mean().round(3).to_string(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

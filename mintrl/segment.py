@@ -1,0 +1,200 @@
+"""Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process.
+
+    python -m mintrl.segment --config results/config/resolved.yaml --run grpo-s0 --task arith \
+        --start 1 --end 10 --init results/models/arith/base \
+        --prompts results/data/arith/train_filtered.parquet --root results/runs/arith/grpo-s0
+
+Every iteration i writes ``<root>/iter_<i>/rollouts.parquet`` and ``metrics.json``. The model
+and optimizer state of iterations inside the segment are working state
+(``<root>/iter_<i>/state/``): each is removed once the next iteration is complete. The
+segment's outputs are ``<root>/iter_<end>/{model,optim,segment.json}``. A killed segment
+resumes from its last complete iteration; state left by different inputs is ignored.
+"""
+
+from __future__ import annotations
+
+import time
+
+T_START = time.perf_counter()  # start-up share: everything before the first rollout
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+
+from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
+from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
+from mintrl.io import write_json, write_table  # noqa: E402
+from mintrl.objectives import get_objective  # noqa: E402
+from mintrl.pretrain import save_checkpoint  # noqa: E402
+from mintrl.rollout import (  # noqa: E402
+    iteration_seed,
+    load_problems,
+    on_policy_rollouts,
+    rollout_stats,
+    sampling_for,
+    select_prompts,
+)
+from mintrl.schemas import ROLLOUTS  # noqa: E402
+from mintrl.trainer import (  # noqa: E402
+    deepspeed_engine,
+    load_optimizer_state,
+    save_optimizer_state,
+    train_iteration,
+)
+
+T_IMPORTED = time.perf_counter()
+
+
+def fingerprint(run: Run, task: str, start: int, init: Path, max_new_tokens: int) -> str:
+    """Identity of a segment's inputs: resume state is reused only when this matches."""
+    weights = sorted(init.glob("*.safetensors"))
+    stamp = [(w.name, w.stat().st_size, w.stat().st_mtime_ns) for w in weights]
+    blob = json.dumps([run.spec.model_dump(mode="json"), run.seed, task, start, str(init),
+                       stamp, max_new_tokens], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def iter_dir(root: Path, it: int) -> Path:
+    return root / f"iter_{it}"
+
+
+def find_resume(root: Path, start: int, end: int, fp: str) -> int:
+    """Last complete iteration in [start, end) whose state matches ``fp``; start-1 if none."""
+    for it in range(end - 1, start - 1, -1):
+        marker = iter_dir(root, it) / "state" / "done.json"
+        if marker.exists() and json.loads(marker.read_text()).get("fingerprint") == fp:
+            return it
+    return start - 1
+
+
+def prune_state(root: Path, start: int, upto: int) -> None:
+    """Drop the working state of iterations start..upto (superseded checkpoints)."""
+    for it in range(start, upto + 1):
+        shutil.rmtree(iter_dir(root, it) / "state", ignore_errors=True)
+
+
+def run_segment(args, cfg, run: Run) -> dict:
+    t_load = time.perf_counter()
+    spec, root = run.spec, args.root
+    max_new = cfg.tasks[args.task].max_new_tokens
+    fp = fingerprint(run, args.task, args.start, args.init, max_new)
+    done = find_resume(root, args.start, args.end, fp)
+    src = iter_dir(root, done) / "state" if done >= args.start else None
+    tokenizer = AutoTokenizer.from_pretrained(args.init)
+    model = AutoModelForCausalLM.from_pretrained(src / "model" if src else args.init,
+                                                 dtype="float32")
+    ref_model = None
+    if spec.kl_coef > 0:
+        ref_model = AutoModelForCausalLM.from_pretrained(args.reference, dtype="float32")
+        ref_model.to(args.device).eval()
+    t_ds = time.perf_counter()
+    engine = deepspeed_engine(model, spec, args.device)
+    t_ds_done = time.perf_counter()
+    optim = src / "optim" if src else args.init_optim
+    if optim:
+        load_optimizer_state(engine, optim)
+    t_ready = time.perf_counter()
+    print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end}"
+          + (f" (resumed after {done})" if src else ""), flush=True)
+    sampler = TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                                 batch_size=512)
+    objective = get_objective(spec.method)
+    problems = load_problems(args.prompts)
+    for it in range(done + 1, args.end + 1):
+        metrics = iterate(engine, sampler, tokenizer, objective, problems, run, args, it,
+                          max_new, ref_model)
+        t0 = time.perf_counter()
+        out = iter_dir(root, it)
+        if it < args.end:  # working state, pruned as the segment moves on
+            save_checkpoint(engine.module, tokenizer, out / "state" / "model")
+            save_optimizer_state(engine, out / "state" / "optim", it)
+            write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
+            prune_state(root, args.start, it - 1)
+        else:
+            save_checkpoint(engine.module, tokenizer, args.out_model)
+            save_optimizer_state(engine, args.out_optim, it)
+        metrics["time/checkpoint"] = time.perf_counter() - t0
+        write_json(out / "metrics.json", metrics)
+        print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
+              f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
+              f"({metrics['time/iteration']:.1f} s)", flush=True)
+    return {
+        "imports": T_IMPORTED - T_START,
+        "model_load": t_ds - t_load,
+        "deepspeed_init": t_ds_done - t_ds,
+        "state_load": t_ready - t_ds_done,
+        "resumed_after": done if src else None,
+    }
+
+
+def iterate(engine, sampler, tokenizer, objective, problems, run, args, it, max_new,
+            ref_model) -> dict:
+    """One iteration: rollouts (written first), then optimisation; returns its metrics."""
+    t0 = time.perf_counter()
+    spec = run.spec
+    batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
+    engine.module.eval()
+    df, times = on_policy_rollouts(sampler, tokenizer, batch, spec.group_size,
+                                   sampling_for(spec, max_new, iteration_seed(run.seed, it)),
+                                   run.name, it)
+    write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
+    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
+                            iteration_seed(run.seed, it, 2), args.device, ref_model)
+    return {"iteration": it, **rollout_stats(df), **stats,
+            "time/generate": times["generate"], "time/reward": times["reward"],
+            "time/iteration": time.perf_counter() - t0}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m mintrl.segment",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--task", required=True)
+    ap.add_argument("--start", type=int, required=True, help="first iteration (1-based)")
+    ap.add_argument("--end", type=int, required=True, help="last iteration")
+    ap.add_argument("--init", type=Path, required=True, help="checkpoint after iteration start-1")
+    ap.add_argument("--init-optim", type=Path, help="optimizer state after iteration start-1")
+    ap.add_argument("--reference", type=Path, help="frozen KL reference (when kl_coef > 0)")
+    ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--root", type=Path, required=True, help="the run's folder")
+    ap.add_argument("--out-model", type=Path, help="default: <root>/iter_<end>/model")
+    ap.add_argument("--out-optim", type=Path, help="default: <root>/iter_<end>/optim")
+    ap.add_argument("--out-metrics", type=Path, help="default: <root>/iter_<end>/segment.json")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int)
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    runs = resolve_runs(cfg, args.config)
+    if args.run not in runs:
+        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
+    run = runs[args.run]
+    if not 1 <= args.start <= args.end <= run.spec.iterations:
+        raise SystemExit(f"--start {args.start} --end {args.end}: need 1 <= start <= end <= "
+                         f"iterations ({run.spec.iterations})")
+    if args.start > 1 and not args.init_optim:
+        raise SystemExit("--init-optim is required after iteration 1 (optimizer state carries)")
+    if run.spec.kl_coef > 0 and not args.reference:
+        raise SystemExit("kl_coef > 0 needs --reference (the frozen base policy)")
+    end_dir = iter_dir(args.root, args.end)
+    args.out_model = args.out_model or end_dir / "model"
+    args.out_optim = args.out_optim or end_dir / "optim"
+    args.out_metrics = args.out_metrics or end_dir / "segment.json"
+    torch.set_num_threads(args.threads or cfg.threads)
+    startup = run_segment(args, cfg, run)
+    iterations = [json.loads((iter_dir(args.root, i) / "metrics.json").read_text())
+                  for i in range(args.start, args.end + 1)]
+    startup["wall"] = time.perf_counter() - T_START
+    write_json(args.out_metrics, {"run": run.name, "task": args.task,
+                                          "start": args.start, "end": args.end,
+                                          "startup": startup, "iterations": iterations})
+    prune_state(args.root, args.start, args.end)
+
+
+if __name__ == "__main__":
+    main()

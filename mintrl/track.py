@@ -1,0 +1,88 @@
+"""Stage ``track``: log one pipeline run (or the base evaluation) into MLflow.
+
+    python -m mintrl.track --config results/config/resolved.yaml --run grpo-s0 \
+        --segments results/runs/*/grpo-s0/iter_*/segment.json \
+        --evals results/eval/*/grpo-s0/iter_*/metrics.json --artifacts results/summary/table.md \
+        --out results/tracking/grpo-s0.json
+
+Params = the resolved config as the run saw it; tags = method, seed, overrides, git commit,
+config hash; metrics per iteration (step = iteration) from the segments' files, evaluation
+metrics at their iteration (the base evaluation at step 0). Safe to repeat: only what the
+store lacks is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from mintrl.config import Config, Run, load_config, resolve_runs
+from mintrl.io import write_json
+from mintrl.tracking import flatten, git_commit, log_run
+
+
+def run_params(cfg: Config, run: Run | None) -> dict[str, str]:
+    """The resolved config this run used: the base run replaced by the run's own spec."""
+    data = cfg.model_dump(mode="json", exclude={"runs", "rl"})
+    if run is not None:
+        data["rl"] = run.spec.model_dump(mode="json")
+        data["run"] = {"method": run.method, "seed": run.seed, "tasks": list(run.tasks)}
+    return flatten(data)
+
+
+def metric_key(*parts: str) -> str:
+    """MLflow allows [A-Za-z0-9_-. /:] in names: ``pass@1`` becomes ``pass_at_1``."""
+    return re.sub(r"[^A-Za-z0-9_\-. /:]", "_", "/".join(parts).replace("@", "_at_"))
+
+
+def collect_metrics(segments: list[Path], evals: list[Path]) -> list[tuple[str, float, int]]:
+    """(key, value, step) from segment and evaluation files; keys start with the task."""
+    out = []
+    for path in segments:
+        seg = json.loads(path.read_text())
+        task = seg["task"]
+        for it in seg["iterations"]:
+            out += [(metric_key(task, k), v, it["iteration"]) for k, v in it.items()
+                    if k != "iteration" and isinstance(v, int | float)]
+        out += [(metric_key(task, "startup", k), v, seg["end"]) for k, v in seg["startup"].items()
+                if isinstance(v, int | float)]
+    for path in evals:
+        m = json.loads(path.read_text())
+        for split, values in m["splits"].items():
+            out += [(metric_key(m["task"], "eval", split, k), v, m["iteration"] or 0)
+                    for k, v in values.items() if isinstance(v, int | float)]
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m mintrl.track",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--run", required=True, help="a run of the config, or 'base'")
+    ap.add_argument("--segments", nargs="*", type=Path, default=[])
+    ap.add_argument("--evals", nargs="*", type=Path, default=[])
+    ap.add_argument("--artifacts", nargs="*", type=Path, default=[])
+    ap.add_argument("--out", required=True, type=Path, help="what was logged (JSON)")
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    runs = resolve_runs(cfg, args.config)
+    if args.run != "base" and args.run not in runs:
+        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
+    run = runs.get(args.run)
+    tags = {"method": run.method if run else "base", "seed": run.seed if run else cfg.seed,
+            "overrides": json.dumps(run.overrides, sort_keys=True) if run else "{}",
+            "git_commit": git_commit()}
+    summary = log_run(cfg.tracking_uri, cfg.experiment, args.run,
+                      params=run_params(cfg, run), tags=tags,
+                      metrics=collect_metrics(args.segments, args.evals),
+                      artifacts=args.artifacts)
+    write_json(args.out, summary | {"run": args.run, "tracking_uri": cfg.tracking_uri,
+                                    "experiment": cfg.experiment})
+    print(f"[track] {args.run}: {summary['new_metrics']} new of {summary['metrics']} metric "
+          f"points -> {cfg.tracking_uri} ({cfg.experiment})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

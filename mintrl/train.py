@@ -1,0 +1,75 @@
+"""Stage ``train``: one iteration of optimisation on a rollout file, with DeepSpeed.
+
+    python -m mintrl.train --config config/config.yaml --run grpo-s0 \
+        --init results/models/arith/base --rollouts rollouts.parquet --iteration 1 \
+        --out-model iter_1/model --out-optim iter_1/optim
+
+Old-policy log-probs are recomputed from ``--init`` (the policy that sampled the rollouts);
+``--init-optim`` carries the optimizer state of the previous iteration. The DAG runs the same
+functions inside ``segment``; this CLI runs one iteration on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from mintrl.config import load_config, resolve_runs
+from mintrl.io import read_table, write_json
+from mintrl.objectives import get_objective
+from mintrl.rollout import iteration_seed
+from mintrl.schemas import ROLLOUTS
+
+
+def main(argv: list[str] | None = None) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mintrl.pretrain import save_checkpoint
+    from mintrl.trainer import (
+        deepspeed_engine,
+        load_optimizer_state,
+        save_optimizer_state,
+        train_iteration,
+    )
+
+    ap = argparse.ArgumentParser(prog="python -m mintrl.train", description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--init", type=Path, required=True, help="policy that sampled the rollouts")
+    ap.add_argument("--init-optim", type=Path, help="optimizer state of the previous iteration")
+    ap.add_argument("--rollouts", type=Path, required=True, help="rollouts Parquet file")
+    ap.add_argument("--iteration", type=int, required=True)
+    ap.add_argument("--out-model", type=Path, required=True)
+    ap.add_argument("--out-optim", type=Path, required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int)
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    runs = resolve_runs(cfg, args.config)
+    if args.run not in runs:
+        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
+    run = runs[args.run]
+    df = read_table(args.rollouts)
+    missing = sorted(set(ROLLOUTS.names) - set(df.columns))
+    if missing:
+        raise SystemExit(f"{args.rollouts}: not a rollouts table, missing columns {missing}")
+    torch.set_num_threads(args.threads or cfg.threads)
+    tokenizer = AutoTokenizer.from_pretrained(args.init)
+    model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
+    engine = deepspeed_engine(model, run.spec, args.device)
+    if args.init_optim:
+        load_optimizer_state(engine, args.init_optim)
+    stats = train_iteration(engine, df, run.spec, get_objective(run.spec.method),
+                            tokenizer.pad_token_id, iteration_seed(run.seed, args.iteration, 2),
+                            args.device)
+    save_checkpoint(engine.module, tokenizer, args.out_model)
+    save_optimizer_state(engine, args.out_optim, args.iteration)
+    write_json(args.out_model.parent / f"{args.out_model.name}.train.json", stats)
+    print(json.dumps(stats, indent=1), flush=True)
+
+
+if __name__ == "__main__":
+    main()

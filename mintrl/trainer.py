@@ -1,0 +1,203 @@
+"""One RL iteration of optimisation with DeepSpeed (CPU backend here, ZeRO on GPUs).
+
+``train_iteration`` takes an iteration's rollouts, recomputes the old-policy log-probs with the
+current weights (never trusting the sampler's numbers: DESIGN.md §1.2), computes advantages at
+train time, and takes one optimizer step per minibatch with the registered objective.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from mintrl.advantages import get_advantage
+from mintrl.config import RunSpec
+from mintrl.io import atomic_path
+from mintrl.logprobs import pack_right_padded, token_logprobs
+
+DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
+
+
+def init_distributed(device: str) -> None:
+    """Join the launcher's process group (deepspeed, torchrun: WORLD_SIZE > 1), or make a
+    one-process group on a free port: parallel Snakemake jobs on one machine must not share
+    a port, whatever MASTER_PORT the shell happens to export."""
+    import deepspeed
+
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(port))
+    deepspeed.init_distributed(dist_backend="nccl" if device.startswith("cuda") else "gloo")
+
+
+def deepspeed_engine(model, spec: RunSpec, device: str = "cpu"):
+    """Wrap ``model`` in a DeepSpeed engine with AdamW at a constant learning rate.
+
+    The optimizer is torch's AdamW handed to DeepSpeed (fused on CUDA): DeepSpeed's own CPU
+    Adam would JIT-compile a C++ op on a fresh machine. We own the accumulation boundary
+    (``set_gradient_accumulation_boundary``), so a minibatch may hold any number of
+    micro-batches; the objective already divides by the minibatch's token count.
+    """
+    import deepspeed
+
+    init_distributed(device)
+    model.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay,
+                                  betas=(0.9, 0.999), fused=device.startswith("cuda"))
+    ds_config = {
+        "train_micro_batch_size_per_gpu": spec.micro_batch_size,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": spec.max_grad_norm,
+        "zero_optimization": {"stage": spec.deepspeed.zero_stage},
+        "bf16": {"enabled": spec.deepspeed.bf16},
+        "steps_per_print": 10**9,
+        "wall_clock_breakdown": False,
+    }
+    engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds_config)
+    return engine
+
+
+def save_optimizer_state(engine, out: Path, iteration: int) -> None:
+    """DeepSpeed checkpoint (module + optimizer state) of the engine, written atomically."""
+    with atomic_path(out) as tmp:
+        engine.save_checkpoint(str(tmp), tag=DS_TAG, client_state={"iteration": iteration})
+
+
+def load_optimizer_state(engine, folder: Path) -> int:
+    """Restore module and optimizer state; returns the iteration it was saved at."""
+    if not (Path(folder) / DS_TAG).is_dir():
+        raise FileNotFoundError(f"{folder}: no DeepSpeed checkpoint with tag {DS_TAG!r}")
+    _, client = engine.load_checkpoint(str(folder), tag=DS_TAG)
+    if client is None:
+        raise FileNotFoundError(f"{folder}: DeepSpeed could not load tag {DS_TAG!r}")
+    return int(client["iteration"])
+
+
+@dataclass
+class MicroBatch:
+    """Packed sequences of one forward pass; tensors are (b, T)."""
+
+    rows: np.ndarray  # indices into the iteration's rollout table
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    response_mask: torch.Tensor  # 1 at response tokens (predicted positions)
+
+
+def plan_minibatches(n: int, spec: RunSpec, seed: int) -> list[list[MicroBatch]]:
+    """Shuffled minibatches of about ``minibatch_size`` rows, each split into micro-batches
+    of at most ``micro_batch_size`` rows. Returns index arrays only (no tensors yet)."""
+    rng = np.random.default_rng(seed)
+    plans = []
+    for _ in range(spec.epochs):
+        order = rng.permutation(n)
+        n_mini = max(1, round(n / spec.minibatch_size))
+        for mini in np.array_split(order, n_mini):
+            n_micro = -(-len(mini) // spec.micro_batch_size)
+            plans.append([np.sort(m) for m in np.array_split(mini, n_micro)])
+    return plans
+
+
+def pack(df: pd.DataFrame, rows: np.ndarray, pad_id: int) -> MicroBatch:
+    prompts = [list(df["prompt_ids"].iat[i]) for i in rows]
+    responses = [list(df["response_ids"].iat[i]) for i in rows]
+    ids, attn, resp = pack_right_padded(prompts, responses, pad_id)
+    return MicroBatch(rows, ids, attn, resp)
+
+
+def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = False):
+    """(b, T) token log-probs at response positions (0 elsewhere), optionally the entropy."""
+    ids = mb.input_ids.to(device)
+    logits = model(input_ids=ids, attention_mask=mb.attention_mask.to(device)).logits
+    lp = token_logprobs(logits, ids) * mb.response_mask.to(device)
+    if not with_entropy:
+        return lp, None
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    ent = -(logp.exp() * logp).sum(-1)  # (b, T-1): entropy of the distribution over token t+1
+    ent = torch.nn.functional.pad(ent, (1, 0)) * mb.response_mask.to(device)
+    return lp, ent
+
+
+def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective, pad_id: int,
+                    seed: int, device: str = "cpu", ref_model=None) -> dict[str, float]:
+    """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``."""
+    t0 = time.perf_counter()
+    rewards = torch.tensor(df["reward"].to_numpy(), dtype=torch.float32)
+    group = torch.tensor(pd.factorize(df["problem_id"])[0])
+    advantages = get_advantage(spec.method)(rewards, group, eps=spec.adv_eps)  # (N,)
+    plans = plan_minibatches(len(df), spec, seed)
+    micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
+
+    # Old-policy (= π_t) log-probs with the same packing as the training pass, so the first
+    # ratio is exactly 1; and the reference model's when a KL penalty is on.
+    engine.module.eval()
+    old, ref, ent_sum, tokens = [], [], 0.0, 0.0
+    with torch.no_grad():
+        for mb in micro:
+            lp, ent = forward_logprobs(engine.module, mb, device, with_entropy=True)
+            old.append(lp)
+            ent_sum += float(ent.sum())
+            tokens += float(mb.response_mask.sum())
+            if spec.kl_coef > 0:
+                ref.append(forward_logprobs(ref_model, mb, device)[0])
+    t1 = time.perf_counter()
+
+    engine.module.train()
+    stats = {"loss": [], "grad_norm": [], "clipped_tokens": 0.0, "kl_sum": 0.0, "tokens": 0.0}
+    k = 0
+    for mini in plans:
+        mb_tokens = float(sum(micro[k + j].response_mask.sum() for j in range(len(mini))))
+        mb_loss = 0.0
+        for j in range(len(mini)):
+            mb = micro[k + j]
+            engine.set_gradient_accumulation_boundary(j == len(mini) - 1)
+            lp, _ = forward_logprobs(engine, mb, device)
+            loss, st = objective(
+                lp, old[k + j], advantages[mb.rows].to(device), mb.response_mask.to(device),
+                clip_eps=spec.clip_eps, kl_coef=spec.kl_coef,
+                ref_logprobs=ref[k + j] if ref else None, token_total=mb_tokens)
+            engine.backward(loss)
+            mb_loss += loss.item()
+            stats["clipped_tokens"] += st["clip_frac"]
+            stats["kl_sum"] += st.get("kl", 0.0)
+        grad_norm = _grad_norm_before_step(engine)
+        engine.step()
+        if grad_norm is None:  # ZeRO computes it inside step()
+            grad_norm = float(engine.get_global_grad_norm() or 0.0)
+        k += len(mini)
+        stats["loss"].append(mb_loss)
+        stats["grad_norm"].append(grad_norm)
+        stats["tokens"] += mb_tokens
+    t2 = time.perf_counter()
+    adv = advantages.numpy()
+    return {
+        "losses/loss": float(np.mean(stats["loss"])),
+        "losses/grad_norm": float(np.mean(stats["grad_norm"])),
+        "losses/clip_frac": stats["clipped_tokens"] / max(stats["tokens"], 1.0),
+        "losses/kl": stats["kl_sum"] / max(stats["tokens"], 1.0),
+        "losses/optimizer_steps": float(len(plans)),
+        "policy/entropy": ent_sum / max(tokens, 1.0),
+        "policy/advantage_abs": float(np.abs(adv).mean()),
+        "time/old_logprobs": t1 - t0,
+        "time/update": t2 - t1,
+    }
+
+
+def _grad_norm_before_step(engine) -> float | None:
+    """Global grad norm before clipping; None under ZeRO, whose partitioned grads only the
+    engine can reduce (it reports the norm after ``step``)."""
+    if engine.zero_optimization_stage() > 0:
+        return None
+    sq = [p.grad.detach().float().pow(2).sum() for p in engine.module.parameters()
+          if p.grad is not None]
+    return float(torch.stack(sq).sum().sqrt()) if sq else 0.0

@@ -1,0 +1,21 @@
+rule filter_prompts:
+    input:
+        model="results/models/{task}/base",
+        prompts="results/data/{task}/train.parquet",
+    output:
+        prompts="results/data/{task}/train_filtered.parquet",
+        rates="results/filter/{task}/pass_rates.parquet",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/filter/{task}.log",
+    benchmark:
+        "results/benchmarks/rules/filter/{task}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=filter_settings,
+    threads: 1
+    shell:
+        "python -m mintrl.filter --config {params.config} --checkpoint {input.model} "
+        "--prompts {input.prompts} --out {output.prompts} --rates {output.rates} "
+        "--threads {threads} > {log} 2>&1"

@@ -1,0 +1,44 @@
+# A segment: iterations segment_start..it of one run, rollout then train, in one process.
+# Ends at kept iterations (evaluated or final) keep model and optimizer state; other ends
+# hand off temporary ones to the next segment (rule segment_handoff).
+rule segment:
+    input:
+        init=segment_init,
+        init_optim=segment_init_optim,
+        prompts="results/data/{task}/train_filtered.parquet",
+    output:
+        model=directory("results/runs/{task}/{run}/iter_{it}/model"),
+        optim=directory("results/runs/{task}/{run}/iter_{it}/optim"),
+        metrics="results/runs/{task}/{run}/iter_{it}/segment.json",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/segment/{task}_{run}_{it}.log",
+    benchmark:
+        "results/benchmarks/rules/segment/{task}_{run}_{it}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=run_settings,
+        start=segment_start,
+        init_optim=init_optim_flag,
+        root=subpath(output.metrics, ancestor=2),
+    threads: 1
+    shell:
+        "python -m mintrl.segment --config {params.config} --run {wildcards.run} "
+        "--task {wildcards.task} --start {params.start} --end {wildcards.it} "
+        "--init {input.init} {params.init_optim} --prompts {input.prompts} "
+        "--root {params.root} --out-model {output.model} --out-optim {output.optim} "
+        "--out-metrics {output.metrics} --threads {threads} > {log} 2>&1"
+
+
+use rule segment as segment_handoff with:
+    output:
+        model=temp(directory("results/runs/{task}/{run}/iter_{it}/handoff/model")),
+        optim=temp(directory("results/runs/{task}/{run}/iter_{it}/handoff/optim")),
+        metrics="results/runs/{task}/{run}/iter_{it}/handoff.json",
+    params:
+        config=CONFIG_FILE,
+        settings=run_settings,
+        start=segment_start,
+        init_optim=init_optim_flag,
+        root=subpath(output.metrics, ancestor=2),
