@@ -58,6 +58,9 @@ def write_json(path: str | Path, data: Any) -> None:
 def write_table(path: str | Path, rows: list[dict[str, Any]] | pd.DataFrame, schema: pa.Schema):
     """Write rows to Parquet with ``schema`` (columns checked and cast by pyarrow)."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=schema.names)
+    missing = [c for c in schema.names if c not in df.columns]
+    if missing:
+        raise KeyError(f"{path}: table lacks columns {missing} of its schema")
     table = pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)

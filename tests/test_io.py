@@ -1,5 +1,6 @@
 import json
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -35,3 +36,28 @@ def test_parquet_round_trip_with_schema(tmp_path):
     with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):
         write_table(tmp_path / "bad.parquet", [{"a": "not a number", "b": "x"}], SCHEMA)
     assert not (tmp_path / "bad.parquet").exists()
+
+
+def test_rollouts_round_trip_through_parquet_with_their_schema(tmp_path):
+    from mintrl.schemas import INTERVENTION, POLICY, ROLLOUTS
+
+    row = {"run": "grpo-s0", "iteration": 3, "problem_id": "arith-1", "difficulty": 5,
+           "sample": 0, "kind": "semi", "prompt_ids": [5, 6, 7], "response_ids": [8, 9, 1],
+           "provenance": [POLICY, INTERVENTION, INTERVENTION],
+           "logprobs": [-0.5, -1.25, -0.125], "reward": 1.0, "finish_reason": "stop",
+           "reviews": 2, "interventions": 1, "verdicts": [-1, 1], "text": "ab"}
+    write_table(tmp_path / "r.parquet", [row], ROLLOUTS)
+    back = read_table(tmp_path / "r.parquet").to_dict("records")[0]
+    assert {k: (list(v) if hasattr(v, "__len__") and not isinstance(v, str) else v)
+            for k, v in back.items()} == row
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(tmp_path / "r.parquet").remove_metadata() == ROLLOUTS
+
+
+def test_a_table_missing_a_column_is_refused_naming_it(tmp_path):
+    from mintrl.schemas import ROLLOUTS
+
+    with pytest.raises(KeyError, match="reward"):
+        write_table(tmp_path / "r.parquet", pd.DataFrame({"run": ["x"]}), ROLLOUTS)
+    assert not (tmp_path / "r.parquet").exists()
