@@ -10,6 +10,18 @@ Modules, one responsibility each:
   engine/     generation engines (transformers now)
   evaluate    stage: Pass@1 / pass@k evaluation
   prepare     stage: write task splits to Parquet
+  filter      stage: drop training prompts the base policy always solves
+  rollout     stage: a checkpoint's rollouts with rewards (on-policy sampling, prompt choice)
+  train       stage: one iteration of optimisation on a rollout file
+  segment     stage: iterations start..end of a run (rollout + train), resumable
+  summarize   stage: results table and plots
+  track       stage: log a run into MLflow (through tracking)
+  config      the config model, run resolution (base run + overrides + seed), JSON schema
+  advantages  advantage estimators, registered by name (GRPO)
+  objectives  losses, pure functions registered by name (GRPO clipped surrogate)
+  trainer     DeepSpeed engine, optimizer state, one optimisation round
+  tracking    the only module that imports mlflow
+  logprobs    recomputed per-token log-probs
   schemas     the pyarrow schema of every table
   io          atomic file writes and table readers
 """

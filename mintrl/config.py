@@ -190,6 +190,8 @@ class Config(Strict):
     """Root of config/config.yaml."""
 
     seed: int = Field(0, description="Global seed; every stage derives its seeds from it.")
+    device: Literal["cpu", "cuda"] = Field(
+        "cpu", description="Where models run: 'cpu' (the embedded default) or 'cuda'.")
     threads: int = Field(
         1, ge=1, description="torch threads per process: two jobs with two threads each on two "
         "cores were 20-40x slower than one thread each."

@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg.threads)
     samples = args.samples or cfg.evaluation.samples
-    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size)
+    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
+                                    cfg.device)
     print(f"[evaluate] {args.checkpoint} on {[str(p) for p in args.prompts]}, "
           f"{samples} samples/problem, engine={args.engine}", flush=True)
     t0 = time.perf_counter()

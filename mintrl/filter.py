@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     table = read_table(args.prompts)
     problems = [Problem.from_row(r) for r in table.to_dict("records")]
     task = problems[0].task
-    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size)
+    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
+                                    cfg.device)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
     samples, _ = sample_problems(engine, tokenizer, problems, cfg.filter.samples, sampling)
     rate = samples.groupby("problem_id", sort=False)["reward"].mean()

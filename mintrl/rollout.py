@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
     run = runs[args.run]
     torch.set_num_threads(args.threads or cfg.threads)
-    engine, tokenizer = load_engine(run.spec.engine, args.checkpoint, batch_size=512)
+    engine, tokenizer = load_engine(run.spec.engine, args.checkpoint, batch_size=512,
+                                    device=cfg.device)
     problems = select_prompts(load_problems(args.prompts), run.spec.prompts_per_iteration,
                               run.seed, args.iteration)
     sampling = sampling_for(run.spec, cfg.tasks[args.task].max_new_tokens,

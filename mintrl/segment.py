@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-model", type=Path, help="default: <root>/iter_<end>/model")
     ap.add_argument("--out-optim", type=Path, help="default: <root>/iter_<end>/optim")
     ap.add_argument("--out-metrics", type=Path, help="default: <root>/iter_<end>/segment.json")
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out_optim = args.out_optim or end_dir / "optim"
     args.out_metrics = args.out_metrics or end_dir / "segment.json"
     torch.set_num_threads(args.threads or cfg.threads)
+    args.device = args.device or cfg.device
     startup = run_segment(args, cfg, run)
     iterations = [json.loads((iter_dir(args.root, i) / "metrics.json").read_text())
                   for i in range(args.start, args.end + 1)]

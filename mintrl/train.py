@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--iteration", type=int, required=True)
     ap.add_argument("--out-model", type=Path, required=True)
     ap.add_argument("--out-optim", type=Path, required=True)
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     if missing:
         raise SystemExit(f"{args.rollouts}: not a rollouts table, missing columns {missing}")
     torch.set_num_threads(args.threads or cfg.threads)
+    args.device = args.device or cfg.device
     tokenizer = AutoTokenizer.from_pretrained(args.init)
     model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
     engine = deepspeed_engine(model, run.spec, args.device)
