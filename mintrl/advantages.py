@@ -45,3 +45,34 @@ def grpo_advantages(rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-
     var = torch.zeros_like(n).index_add_(0, inverse, centred**2) / (n - 1).clamp(min=1)
     std = var.sqrt()[inverse]
     return torch.where(std > 0, centred / (std + eps), torch.zeros_like(centred))
+
+
+def control_values(rewards: torch.Tensor, group: torch.Tensor, is_control: torch.Tensor,
+                   beta1: float | None = None) -> torch.Tensor:
+    """V̂(x) per rollout from the control rollouts of its prompt only (DESIGN.md §1.2).
+
+    ``V̂ = β₁ log mean_j exp(r_j / β₁)`` over the prompt's control rewards; ``beta1=None`` is
+    the paper's limit β₁ → ∞, the mean control reward (β₁ → 0 gives their max).
+    rewards, group (prompt id), is_control (bool): (N,). Returns (N,). A prompt with no control
+    rollout is an error: its value would be undefined.
+    """
+    _, inverse = torch.unique(group, return_inverse=True)
+    n_groups = int(inverse.max()) + 1
+    ctrl = is_control.bool()
+    counts = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(
+        0, inverse[ctrl], torch.ones_like(rewards[ctrl]))
+    if (counts == 0).any():
+        raise ValueError("control_values: a prompt has no control rollout")
+    if beta1 is None:
+        v = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(
+            0, inverse[ctrl], rewards[ctrl]) / counts
+    else:
+        # log-mean-exp per group, stabilised by the group max; float64 because a large β₁
+        # multiplies the rounding error of the log
+        r = rewards[ctrl].double() / beta1
+        m = torch.full((n_groups,), -torch.inf, dtype=torch.float64).scatter_reduce(
+            0, inverse[ctrl], r, reduce="amax")
+        s = torch.zeros(n_groups, dtype=torch.float64).index_add_(
+            0, inverse[ctrl], torch.exp(r - m[inverse[ctrl]]))
+        v = (beta1 * (m + torch.log(s / counts.double()))).to(rewards.dtype)
+    return v[inverse]

@@ -138,7 +138,9 @@ class DeepSpeedSpec(Strict):
 class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
-    method: Literal["grpo"] = Field("grpo", description="Algorithm: rollout mode + objective.")
+    method: Literal["grpo", "mintrl"] = Field(
+        "grpo", description="Algorithm: 'grpo' (on-policy groups, clipped surrogate) or "
+        "'mintrl' (semi-on-policy + control rollouts, advantage regression).")
     engine: Literal["transformers"] = Field(
         "transformers", description="Rollout engine, chosen explicitly (never by what is "
         "installed): 'transformers' on CPU or GPU; 'vllm' on GPUs (later).")
@@ -151,6 +153,34 @@ class RunSpec(Strict):
         "one is always evaluated.")
     prompts_per_iteration: int = Field(32, ge=1, description="Training prompts per iteration.")
     group_size: int = Field(8, ge=2, description="GRPO: rollouts per prompt (one group).")
+    n_semi: int = Field(4, ge=1, description="MInTRL: semi-on-policy rollouts per prompt.")
+    n_control: int = Field(
+        4, ge=1, description="MInTRL: pure on-policy control rollouts per prompt (V̂ comes from "
+        "these only); n_semi + n_control = group_size keeps the rollout budget equal.")
+    chunk_tokens: int = Field(16, ge=1, description="MInTRL C: policy tokens per chunk.")
+    max_reviews: int = Field(
+        12, ge=0, description="MInTRL R: judge reviews per rollout (reviews, not corrections).")
+    correction_tokens: int = Field(16, ge=1, description="MInTRL L: tokens per correction.")
+    judge: Literal["oracle"] = Field("oracle", description="MInTRL judge: the task's oracle.")
+    intervener: Literal["teacher", "self"] = Field(
+        "teacher", description="MInTRL intervener: the pre-trained teacher, or the policy "
+        "itself given the reference solution (self-intervention).")
+    anchor: Literal["proxy", "const", "intervener"] = Field(
+        "proxy", description="Reference score of the regression (DESIGN.md §1.2).")
+    const_c: float | None = Field(
+        None, le=0, description="Const anchor: log-prob per intervention token; default: the "
+        "intervener's mean token log-prob on its corrections in the phase's first iteration.")
+    beta1: float | None = Field(
+        None, gt=0, description="Soft value temperature; None is the paper's β₁ → ∞ (mean "
+        "control reward).")
+    beta2: float = Field(
+        0.01, gt=0, description="Regression scale; keep β₂·n_int·|log π_t − c| small next to "
+        "|r − V̂| (a prototype collapsed at β₂ >= 0.05 with c = -1).")
+    intervention_iterations: int | None = Field(
+        None, ge=0, description="T_I: iterations t <= T_I use the judge and intervener; later "
+        "ones are on-policy. None: the first half of the run.")
+    post_phase_objective: Literal["regression", "grpo"] = Field(
+        "regression", description="Objective after the intervention phase.")
     lr: float = Field(2e-5, gt=0, description="AdamW learning rate (constant).")
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
     epochs: int = Field(1, ge=1, description="Passes over the iteration's rollouts.")
@@ -173,6 +203,20 @@ class RunSpec(Strict):
         if self.minibatch_size % self.micro_batch_size:
             raise ValueError("minibatch_size must be a multiple of micro_batch_size")
         return self
+
+    @property
+    def phase_end(self) -> int:
+        """Last iteration of the intervention phase (0 for methods without one)."""
+        if self.method != "mintrl":
+            return 0
+        t = self.intervention_iterations
+        return min(self.iterations, self.iterations // 2 if t is None else t)
+
+    def objective_at(self, iteration: int) -> str:
+        """Registered objective used at ``iteration``."""
+        if self.method == "grpo":
+            return "grpo"
+        return "regression" if iteration <= self.phase_end else self.post_phase_objective
 
 
 class RunEntry(Strict):
@@ -313,7 +357,8 @@ def kept_iterations(spec: RunSpec) -> list[int]:
 def segment_ends(spec: RunSpec) -> list[int]:
     """Last iteration of each Snakemake job: every ``iterations_per_job``, and kept points."""
     step = spec.iterations_per_job
-    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec)})
+    cut_off = {spec.phase_end} if 0 < spec.phase_end < spec.iterations else set()
+    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec), *cut_off})
 
 
 def json_schema() -> dict[str, Any]:

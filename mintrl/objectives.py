@@ -76,3 +76,28 @@ def grpo_loss(
         stats["clip_frac"] = float(masked_sum((unclipped != clipped).to(mask.dtype), mask))
         stats["ratio_max"] = float((ratio * mask).max()) if mask.any() else 1.0
     return loss, stats
+
+
+@register_objective("regression")
+def advantage_regression_loss(
+    seq_logprobs: torch.Tensor,
+    anchor_logprobs: torch.Tensor,
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    *,
+    beta2: float,
+    n_total: int | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """MInTRL's sequence-level advantage regression (DESIGN.md §1.2; no importance ratios):
+
+    ``L = mean over rollouts of ( β₂ · [log π_θ(y|x) − anchor(x, y)] − (r(x, y) − V̂(x)) )²``
+
+    seq_logprobs: (B,) ``log π_θ(y|x)``, the sum over every response token (intervention tokens
+    included); anchor_logprobs: (B,) fixed during the iteration (Proxy / Const / Intervener);
+    rewards, values: (B,). Divided by ``n_total`` (the minibatch's rollouts, so micro-batches
+    accumulate to the minibatch mean; default B).
+    """
+    residual = beta2 * (seq_logprobs - anchor_logprobs) - (rewards - values)  # (B,)
+    total = float(n_total) if n_total else float(len(residual))
+    loss = (residual**2).sum() / total
+    return loss, {"residual_abs": float(residual.detach().abs().sum())}

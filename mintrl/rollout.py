@@ -21,7 +21,8 @@ import torch
 from mintrl.config import RunSpec, load_config, resolve_runs
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_table
-from mintrl.schemas import POLICY, ROLLOUTS
+from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
+from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem, get_task
 
 
@@ -83,11 +84,90 @@ def on_policy_rollouts(
     return pd.DataFrame(rows, columns=ROLLOUTS.names), {"generate": t1 - t0, "reward": t2 - t1}
 
 
+def semi_rows(trajs, tokenizer, prompt_ids: list[list[int]], run: str, iteration: int,
+              first_sample: int, per_prompt: int) -> pd.DataFrame:
+    """ROLLOUTS rows of semi-on-policy trajectories (``per_prompt`` consecutive per prompt)."""
+    texts = [tokenizer.decode(t.tokens, skip_special_tokens=True) for t in trajs]
+    rewards = np.zeros(len(trajs), dtype=np.float32)
+    by_task: dict[str, list[int]] = {}
+    for i, t in enumerate(trajs):
+        by_task.setdefault(t.problem.task, []).append(i)
+    for name, idx in by_task.items():
+        rewards[idx] = get_task(name).rewards([trajs[i].problem for i in idx],
+                                              [texts[i] for i in idx])
+    rows = [{
+        "run": run, "iteration": iteration, "problem_id": t.problem.id,
+        "difficulty": t.problem.difficulty, "sample": first_sample + i % per_prompt,
+        "kind": "semi", "prompt_ids": prompt_ids[i], "response_ids": t.tokens,
+        "provenance": t.provenance, "logprobs": t.logprobs, "reward": float(rewards[i]),
+        "finish_reason": t.finish_reason or "length", "reviews": t.reviews,
+        "interventions": len(t.corrections), "verdicts": t.verdicts, "text": texts[i],
+    } for i, t in enumerate(trajs)]
+    return pd.DataFrame(rows, columns=ROLLOUTS.names)
+
+
+def iteration_rollouts(sampler, tokenizer, problems: list[Problem], spec: RunSpec, run: str,
+                       iteration: int, sampling: Sampling, judge=None, intervener=None
+                       ) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The rollouts of one iteration for the run's method and phase.
+
+    GRPO: ``group_size`` on-policy rollouts per prompt. MInTRL in its intervention phase:
+    ``n_control`` control rollouts (kind "control") and ``n_semi`` semi-on-policy ones (kind
+    "semi") per prompt; after it, ``n_semi + n_control`` on-policy rollouts.
+    """
+    if spec.method == "grpo":
+        return on_policy_rollouts(sampler, tokenizer, problems, spec.group_size, sampling, run,
+                                  iteration)
+    per_prompt = spec.n_semi + spec.n_control
+    if iteration > spec.phase_end:
+        return on_policy_rollouts(sampler, tokenizer, problems, per_prompt, sampling, run,
+                                  iteration)
+    control, times = on_policy_rollouts(sampler, tokenizer, problems, spec.n_control, sampling,
+                                        run, iteration, kind="control")
+    expanded = [p for p in problems for _ in range(spec.n_semi)]
+    intensity = Intensity(spec.chunk_tokens, spec.max_reviews, spec.correction_tokens)
+    semi_sampling = Sampling(sampling.max_new_tokens, sampling.temperature, sampling.top_p,
+                             sampling.top_k, sampling.seed + 1)
+    trajs, semi_times = semi_on_policy_rollouts(sampler.model, tokenizer, expanded, judge,
+                                                intervener, intensity, semi_sampling)
+    t0 = time.perf_counter()
+    ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
+    semi = semi_rows(trajs, tokenizer, ids, run, iteration, spec.n_control, spec.n_semi)
+    times["reward"] += time.perf_counter() - t0
+    times["generate"] += semi_times["generate"]
+    times |= {"judge": semi_times["judge"], "intervene": semi_times["intervene"]}
+    return pd.concat([control, semi], ignore_index=True), times
+
+
+def intervention_stats(df: pd.DataFrame) -> dict[str, float]:
+    """Per-kind reward, coverage of the control / semi / combined pools, intervention load."""
+    out: dict[str, float] = {}
+    for kind, part in df.groupby("kind"):
+        out[f"rollout/reward_{kind}"] = float(part["reward"].mean())
+    if not {"control", "semi"} <= set(df["kind"]):
+        return out
+    solved = df.groupby(["problem_id", "kind"])["reward"].max().unstack("kind")
+    out["coverage/control"] = float((solved["control"] > 0).mean())
+    out["coverage/semi"] = float((solved["semi"] > 0).mean())
+    out["coverage/combined"] = float((solved.max(axis=1) > 0).mean())
+    semi = df[df["kind"] == "semi"]
+    n_tokens = semi["provenance"].map(len).sum()
+    n_int = semi["provenance"].map(sum).sum()
+    out["intervention/rate"] = float((semi["interventions"] > 0).mean())
+    out["intervention/offpolicy_token_frac"] = float(n_int / max(n_tokens, 1))
+    out["intervention/reviews_per_rollout"] = float(semi["reviews"].mean())
+    out["intervention/corrections_per_rollout"] = float(semi["interventions"].mean())
+    out["intervention/correction_len"] = float(n_int / max(semi["interventions"].sum(), 1))
+    out["intervention/judge_parse_failures"] = float(
+        semi["verdicts"].map(lambda v: sum(x == NO_VERDICT for x in v)).sum())
+    return out
+
+
 def rollout_stats(df: pd.DataFrame) -> dict[str, float]:
     """What a user watches per iteration: reward, coverage, signal, length."""
     per_prompt = df.groupby("problem_id")["reward"]
     lengths = df["response_ids"].map(len)
-    return {
+    return intervention_stats(df) | {
         "rollout/reward": float(df["reward"].mean()),
         "rollout/solved_prompts": float((per_prompt.max() > 0).mean()),
         "rollout/zero_signal_groups": float((per_prompt.nunique() == 1).mean()),

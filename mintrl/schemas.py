@@ -46,6 +46,8 @@ PASS_RATES = pa.schema(
 
 # Provenance of a response token: who wrote it.
 POLICY, INTERVENTION = 0, 1
+# A review's entry in `verdicts`: the earliest wrong step, or one of these.
+NO_ERROR, NO_VERDICT = -1, -2  # NO_VERDICT: a model judge's answer could not be parsed
 
 # Rollouts: one row per trajectory (rollout/segment -> results/runs/.../iter_<i>/rollouts.parquet).
 # Raw rewards only: advantages are computed at train time.
@@ -65,7 +67,7 @@ ROLLOUTS = pa.schema(
         ("finish_reason", pa.string()),  # "stop" (EOS) or "length"
         ("reviews", pa.int16()),  # judge reviews made (MInTRL)
         ("interventions", pa.int16()),  # corrections written (MInTRL)
-        ("verdicts", pa.list_(pa.int32())),  # per review: earliest wrong step, -1 for none
+        ("verdicts", pa.list_(pa.int32())),  # per review: wrong step, NO_ERROR or NO_VERDICT
         ("text", pa.string()),  # decoded response
     ]
 )

@@ -23,23 +23,26 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
+from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
-from mintrl.io import write_json, write_table  # noqa: E402
-from mintrl.objectives import get_objective  # noqa: E402
+from mintrl.interveners import ModelIntervener  # noqa: E402
+from mintrl.io import read_table, write_json, write_table  # noqa: E402
+from mintrl.judges import make_judge  # noqa: E402
 from mintrl.pretrain import save_checkpoint  # noqa: E402
 from mintrl.rollout import (  # noqa: E402
+    iteration_rollouts,
     iteration_seed,
     load_problems,
-    on_policy_rollouts,
     rollout_stats,
     sampling_for,
     select_prompts,
 )
-from mintrl.schemas import ROLLOUTS  # noqa: E402
+from mintrl.schemas import INTERVENTION, ROLLOUTS  # noqa: E402
 from mintrl.trainer import (  # noqa: E402
     deepspeed_engine,
     load_optimizer_state,
@@ -103,11 +106,11 @@ def run_segment(args, cfg, run: Run) -> dict:
           + (f" (resumed after {done})" if src else ""), flush=True)
     sampler = TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
                                  batch_size=512)
-    objective = get_objective(spec.method)
+    judge, intervener = intervention_policies(spec, args, sampler, tokenizer, done + 1)
     problems = load_problems(args.prompts)
     for it in range(done + 1, args.end + 1):
-        metrics = iterate(engine, sampler, tokenizer, objective, problems, run, args, it,
-                          max_new, ref_model)
+        metrics = iterate(engine, sampler, tokenizer, problems, run, args, it, max_new,
+                          ref_model, judge, intervener)
         t0 = time.perf_counter()
         out = iter_dir(root, it)
         if it < args.end:  # working state, pruned as the segment moves on
@@ -132,21 +135,53 @@ def run_segment(args, cfg, run: Run) -> dict:
     }
 
 
-def iterate(engine, sampler, tokenizer, objective, problems, run, args, it, max_new,
-            ref_model) -> dict:
+def intervention_policies(spec, args, sampler, tokenizer, first: int):
+    """Judge and intervener for a segment that has intervention-phase iterations, else None."""
+    if spec.method != "mintrl" or first > spec.phase_end:
+        return None, None
+    judge = make_judge(spec.judge)
+    if spec.intervener == "self":  # the policy itself, given the reference solution
+        return judge, ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
+    if not args.intervener:
+        raise SystemExit("method mintrl with intervener 'teacher' needs --intervener CHECKPOINT")
+    engine, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
+                              device=args.device)
+    return judge, ModelIntervener(engine, tok, tokenizer)
+
+
+def const_c(spec, root: Path) -> float | None:
+    """The Const anchor's c: the config's, or the intervener's mean token log-prob on its
+    corrections in the phase's first iteration (read back from its rollout file, so a resumed
+    or later segment uses the same value)."""
+    if spec.anchor != "const" or spec.const_c is not None:
+        return spec.const_c
+    df = read_table(iter_dir(root, 1) / "rollouts.parquet")
+    lps = [lp for prov, lps in zip(df["provenance"], df["logprobs"], strict=True)
+           for p, lp in zip(prov, lps, strict=True) if p == INTERVENTION]
+    if not lps:
+        raise SystemExit("const anchor: no intervention tokens in iteration 1 to measure c "
+                         "from; set rl.const_c")
+    return float(np.nanmean(lps))
+
+
+def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_model, judge,
+            intervener) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
     t0 = time.perf_counter()
     spec = run.spec
     batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
     engine.module.eval()
-    df, times = on_policy_rollouts(sampler, tokenizer, batch, spec.group_size,
+    df, times = iteration_rollouts(sampler, tokenizer, batch, spec, run.name, it,
                                    sampling_for(spec, max_new, iteration_seed(run.seed, it)),
-                                   run.name, it)
+                                   judge, intervener)
     write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
+    objective = spec.objective_at(it)
+    c = const_c(spec, args.root) if objective == "regression" else None
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
-                            iteration_seed(run.seed, it, 2), args.device, ref_model)
-    return {"iteration": it, **rollout_stats(df), **stats,
-            "time/generate": times["generate"], "time/reward": times["reward"],
+                            iteration_seed(run.seed, it, 2), args.device, ref_model, c)
+    extra = {"intervention/const_c": c} if c is not None else {}
+    return {"iteration": it, **rollout_stats(df), **stats, **extra,
+            **{f"time/{k}": v for k, v in times.items()},
             "time/iteration": time.perf_counter() - t0}
 
 
@@ -161,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--init", type=Path, required=True, help="checkpoint after iteration start-1")
     ap.add_argument("--init-optim", type=Path, help="optimizer state after iteration start-1")
     ap.add_argument("--reference", type=Path, help="frozen KL reference (when kl_coef > 0)")
+    ap.add_argument("--intervener", type=Path, help="intervener checkpoint (MInTRL, teacher)")
     ap.add_argument("--prompts", type=Path, required=True)
     ap.add_argument("--root", type=Path, required=True, help="the run's folder")
     ap.add_argument("--out-model", type=Path, help="default: <root>/iter_<end>/model")

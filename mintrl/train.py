@@ -19,7 +19,6 @@ import torch
 
 from mintrl.config import load_config, resolve_runs
 from mintrl.io import read_table, write_json
-from mintrl.objectives import get_objective
 from mintrl.rollout import iteration_seed
 from mintrl.schemas import ROLLOUTS
 
@@ -44,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--iteration", type=int, required=True)
     ap.add_argument("--out-model", type=Path, required=True)
     ap.add_argument("--out-optim", type=Path, required=True)
+    ap.add_argument("--const-c", type=float, help="Const anchor's c (default: config)")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
@@ -63,9 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     engine = deepspeed_engine(model, run.spec, args.device)
     if args.init_optim:
         load_optimizer_state(engine, args.init_optim)
-    stats = train_iteration(engine, df, run.spec, get_objective(run.spec.method),
-                            tokenizer.pad_token_id, iteration_seed(run.seed, args.iteration, 2),
-                            args.device)
+    objective = run.spec.objective_at(args.iteration)
+    c = args.const_c if args.const_c is not None else run.spec.const_c
+    if objective == "regression" and run.spec.anchor == "const" and c is None:
+        raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
+    stats = train_iteration(engine, df, run.spec, objective, tokenizer.pad_token_id,
+                            iteration_seed(run.seed, args.iteration, 2), args.device,
+                            const_c=c)
     save_checkpoint(engine.module, tokenizer, args.out_model)
     save_optimizer_state(engine, args.out_optim, args.iteration)
     write_json(args.out_model.parent / f"{args.out_model.name}.train.json", stats)

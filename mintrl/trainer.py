@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.advantages import get_advantage
+from mintrl.advantages import control_values, grpo_advantages
+from mintrl.anchors import get_anchor
 from mintrl.config import RunSpec
 from mintrl.io import atomic_path
 from mintrl.logprobs import pack_right_padded, token_logprobs
+from mintrl.objectives import get_objective
 
 DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
 
@@ -92,9 +94,11 @@ class MicroBatch:
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     response_mask: torch.Tensor  # 1 at response tokens (predicted positions)
+    intervention: torch.Tensor  # 1 at response tokens an intervener wrote
+    generator_logprobs: torch.Tensor  # log-prob recorded by each token's generator
 
 
-def plan_minibatches(n: int, spec: RunSpec, seed: int) -> list[list[MicroBatch]]:
+def plan_minibatches(n: int, spec: RunSpec, seed: int) -> list[list[np.ndarray]]:
     """Shuffled minibatches of about ``minibatch_size`` rows, each split into micro-batches
     of at most ``micro_batch_size`` rows. Returns index arrays only (no tensors yet)."""
     rng = np.random.default_rng(seed)
@@ -112,7 +116,17 @@ def pack(df: pd.DataFrame, rows: np.ndarray, pad_id: int) -> MicroBatch:
     prompts = [list(df["prompt_ids"].iat[i]) for i in rows]
     responses = [list(df["response_ids"].iat[i]) for i in rows]
     ids, attn, resp = pack_right_padded(prompts, responses, pad_id)
-    return MicroBatch(rows, ids, attn, resp)
+    inter = torch.zeros(ids.shape, dtype=torch.float32)
+    gen = torch.zeros(ids.shape, dtype=torch.float32)
+    has = "provenance" in df.columns
+    for b, i in enumerate(rows):
+        start, n = len(prompts[b]), len(responses[b])
+        if has:
+            inter[b, start : start + n] = torch.tensor(list(df["provenance"].iat[i]),
+                                                       dtype=torch.float32)
+            gen[b, start : start + n] = torch.tensor(list(df["logprobs"].iat[i]),
+                                                     dtype=torch.float32)
+    return MicroBatch(rows, ids, attn, resp, inter, gen)
 
 
 def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = False):
@@ -128,48 +142,98 @@ def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = Fa
     return lp, ent
 
 
-def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective, pad_id: int,
-                    seed: int, device: str = "cpu", ref_model=None) -> dict[str, float]:
-    """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``."""
-    t0 = time.perf_counter()
+@dataclass
+class Targets:
+    """Per-rollout quantities fixed for the iteration, each (N,)."""
+
+    rewards: torch.Tensor
+    advantages: torch.Tensor | None = None  # GRPO
+    values: torch.Tensor | None = None  # regression: V̂(x) of the rollout's prompt
+
+
+def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str) -> Targets:
+    """Advantages (GRPO) or values (regression) from raw rewards: computed at train time."""
     rewards = torch.tensor(df["reward"].to_numpy(), dtype=torch.float32)
     group = torch.tensor(pd.factorize(df["problem_id"])[0])
-    advantages = get_advantage(spec.method)(rewards, group, eps=spec.adv_eps)  # (N,)
-    plans = plan_minibatches(len(df), spec, seed)
-    micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
+    if objective == "grpo":
+        return Targets(rewards, advantages=grpo_advantages(rewards, group, eps=spec.adv_eps))
+    kinds = df["kind"].to_numpy()
+    # In the intervention phase V̂ comes from the control rollouts only; after it every
+    # rollout is on-policy and V̂ is their mean.
+    is_control = torch.tensor((kinds == "control") | (kinds == "on-policy"))
+    return Targets(rewards, values=control_values(rewards, group, is_control, spec.beta1))
 
-    # Old-policy (= π_t) log-probs with the same packing as the training pass, so the first
-    # ratio is exactly 1; and the reference model's when a KL penalty is on.
+
+def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: str, device: str,
+                   ref_model=None, const_c: float | None = None) -> dict:
+    """Log-probs of π_t (= π_old) with the exact packing of the training pass, so the first
+    ratio is 1 and Proxy's step-0 residual is exactly −(r − V̂); the anchor of each rollout
+    (regression) and the KL reference's log-probs (GRPO with kl_coef > 0)."""
+    out = {"old": [], "ref": [], "anchor": [], "entropy": 0.0, "tokens": 0.0,
+           "int_logprob_sum": 0.0, "int_tokens": 0.0}
+    anchor_fn = get_anchor(spec.anchor) if objective == "regression" else None
     engine.module.eval()
-    old, ref, ent_sum, tokens = [], [], 0.0, 0.0
     with torch.no_grad():
         for mb in micro:
             lp, ent = forward_logprobs(engine.module, mb, device, with_entropy=True)
-            old.append(lp)
-            ent_sum += float(ent.sum())
-            tokens += float(mb.response_mask.sum())
-            if spec.kl_coef > 0:
-                ref.append(forward_logprobs(ref_model, mb, device)[0])
+            out["old"].append(lp)
+            out["entropy"] += float(ent.sum())
+            out["tokens"] += float(mb.response_mask.sum())
+            inter = mb.intervention.to(device) * mb.response_mask.to(device)
+            out["int_logprob_sum"] += float((lp * inter).sum())
+            out["int_tokens"] += float(inter.sum())
+            if anchor_fn is not None:
+                out["anchor"].append(anchor_fn(lp, mb.generator_logprobs.to(device), inter,
+                                               mb.response_mask.to(device), c=const_c))
+            if objective == "grpo" and spec.kl_coef > 0:
+                out["ref"].append(forward_logprobs(ref_model, mb, device)[0])
+    return out
+
+
+def micro_loss(objective: str, lp, mb: MicroBatch, j: int, ref: dict, targets: Targets,
+               spec: RunSpec, device: str, mb_tokens: float, mb_rows: int):
+    """The registered objective on one micro-batch, normalised to its minibatch."""
+    fn = get_objective(objective)
+    if objective == "grpo":
+        return fn(lp, ref["old"][j], targets.advantages[mb.rows].to(device),
+                  mb.response_mask.to(device), clip_eps=spec.clip_eps, kl_coef=spec.kl_coef,
+                  ref_logprobs=ref["ref"][j] if ref["ref"] else None, token_total=mb_tokens)
+    return fn(lp.sum(-1), ref["anchor"][j], targets.rewards[mb.rows].to(device),
+              targets.values[mb.rows].to(device), beta2=spec.beta2, n_total=mb_rows)
+
+
+def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad_id: int,
+                    seed: int, device: str = "cpu", ref_model=None,
+                    const_c: float | None = None) -> dict[str, float]:
+    """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``.
+
+    ``objective``: a registered name ("grpo", "regression"); ``const_c``: the Const anchor's
+    per-intervention-token log-prob.
+    """
+    t0 = time.perf_counter()
+    targets = iteration_targets(df, spec, objective)
+    plans = plan_minibatches(len(df), spec, seed)
+    micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
+    ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c)
     t1 = time.perf_counter()
 
     engine.module.train()
-    stats = {"loss": [], "grad_norm": [], "clipped_tokens": 0.0, "kl_sum": 0.0, "tokens": 0.0}
+    stats = {"loss": [], "grad_norm": [], "clip": 0.0, "kl": 0.0, "tokens": 0.0}
     k = 0
     for mini in plans:
         mb_tokens = float(sum(micro[k + j].response_mask.sum() for j in range(len(mini))))
+        mb_rows = sum(len(m) for m in mini)
         mb_loss = 0.0
         for j in range(len(mini)):
             mb = micro[k + j]
             engine.set_gradient_accumulation_boundary(j == len(mini) - 1)
             lp, _ = forward_logprobs(engine, mb, device)
-            loss, st = objective(
-                lp, old[k + j], advantages[mb.rows].to(device), mb.response_mask.to(device),
-                clip_eps=spec.clip_eps, kl_coef=spec.kl_coef,
-                ref_logprobs=ref[k + j] if ref else None, token_total=mb_tokens)
+            loss, st = micro_loss(objective, lp, mb, k + j, ref, targets, spec, device,
+                                  mb_tokens, mb_rows)
             engine.backward(loss)
             mb_loss += loss.item()
-            stats["clipped_tokens"] += st["clip_frac"]
-            stats["kl_sum"] += st.get("kl", 0.0)
+            stats["clip"] += st.get("clip_frac", 0.0)
+            stats["kl"] += st.get("kl", 0.0)
         grad_norm = _grad_norm_before_step(engine)
         engine.step()
         if grad_norm is None:  # ZeRO computes it inside step()
@@ -179,18 +243,37 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective, pad_id: 
         stats["grad_norm"].append(grad_norm)
         stats["tokens"] += mb_tokens
     t2 = time.perf_counter()
-    adv = advantages.numpy()
-    return {
+    out = {
         "losses/loss": float(np.mean(stats["loss"])),
         "losses/grad_norm": float(np.mean(stats["grad_norm"])),
-        "losses/clip_frac": stats["clipped_tokens"] / max(stats["tokens"], 1.0),
-        "losses/kl": stats["kl_sum"] / max(stats["tokens"], 1.0),
+        "losses/clip_frac": stats["clip"] / max(stats["tokens"], 1.0),
+        "losses/kl": stats["kl"] / max(stats["tokens"], 1.0),
         "losses/optimizer_steps": float(len(plans)),
-        "policy/entropy": ent_sum / max(tokens, 1.0),
-        "policy/advantage_abs": float(np.abs(adv).mean()),
+        "policy/entropy": ref["entropy"] / max(ref["tokens"], 1.0),
         "time/old_logprobs": t1 - t0,
         "time/update": t2 - t1,
     }
+    if targets.advantages is not None:
+        out["policy/advantage_abs"] = float(targets.advantages.abs().mean())
+    if ref["int_tokens"]:
+        out["intervention/policy_logprob"] = ref["int_logprob_sum"] / ref["int_tokens"]
+    if objective == "regression":
+        out |= step0_residuals(df, micro, ref, targets, spec)
+    return out
+
+
+def step0_residuals(df, micro, ref, targets: Targets, spec: RunSpec) -> dict[str, float]:
+    """Mean |residual| at θ = π_t per rollout kind: β₂(Σ log π_t − anchor) − (r − V̂)."""
+    res = torch.zeros(len(df))
+    for mb, old, anchor in zip(micro, ref["old"], ref["anchor"], strict=True):
+        seq = old.sum(-1).cpu()
+        res[mb.rows] = (spec.beta2 * (seq - anchor.cpu())
+                        - (targets.rewards[mb.rows] - targets.values[mb.rows]))
+    out = {"losses/residual0_abs": float(res.abs().mean())}
+    for kind in sorted(set(df["kind"])):
+        sel = torch.tensor((df["kind"] == kind).to_numpy())
+        out[f"losses/residual0_abs_{kind}"] = float(res[sel].abs().mean())
+    return out
 
 
 def _grad_norm_before_step(engine) -> float | None:

@@ -7,7 +7,7 @@ import torch
 
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
-from mintrl.objectives import get_objective, grpo_loss
+from mintrl.objectives import grpo_loss
 from mintrl.trainer import (
     deepspeed_engine,
     forward_logprobs,
@@ -49,7 +49,7 @@ def test_a_deepspeed_iteration_lowers_the_grpo_loss(tokenizer):
     old, mask = seq_logprobs(engine.module, df, pad)
     adv = torch.tensor([1.0, 1.0, -1.0, -1.0] * 2)
     before, _ = grpo_loss(old, old, adv, mask, clip_eps=10.0)
-    stats = train_iteration(engine, df, SPEC, get_objective("grpo"), pad, seed=0)
+    stats = train_iteration(engine, df, SPEC, "grpo", pad, seed=0)
     new, _ = seq_logprobs(engine.module, df, pad)
     after, _ = grpo_loss(new, old, adv, mask, clip_eps=10.0)
     assert after.item() < before.item()
@@ -63,13 +63,13 @@ def test_groups_without_signal_leave_the_weights_unchanged(tokenizer):
     df["reward"] = 1.0  # every rollout correct: zero advantages
     engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), SPEC)
     w0 = [p.detach().clone() for p in engine.module.parameters()]
-    train_iteration(engine, df, SPEC, get_objective("grpo"), tokenizer.pad_token_id, seed=0)
+    train_iteration(engine, df, SPEC, "grpo", tokenizer.pad_token_id, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(w0, engine.module.parameters(), strict=True))
 
 
 def test_optimizer_state_carries_across_processes_exactly(tokenizer, tmp_path):
     """Iteration 2 after save/load equals iteration 2 in one process (Adam moments kept)."""
-    pad, objective = tokenizer.pad_token_id, get_objective("grpo")
+    pad, objective = tokenizer.pad_token_id, "grpo"
     a = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), SPEC)
     train_iteration(a, rollouts(seed=1), SPEC, objective, pad, seed=1)
     save_optimizer_state(a, tmp_path / "optim", iteration=1)

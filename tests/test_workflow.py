@@ -51,10 +51,32 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
                             "metrics.json").read_text())
             assert m["run"] == "grpo-s0" and m["iteration"] == it
     table = pd.read_csv(finished_run / "results" / "summary" / "table.csv", index_col=0)
-    assert list(table.index) == ["base", "grpo-s0", "teacher"]
+    assert list(table.index) == ["base", "grpo-s0", "mintrl-proxy", "teacher"]
     assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
                                    "average"]
     assert (finished_run / "results" / "summary" / "reward.png").stat().st_size > 0
+
+
+def test_mintrl_runs_semi_and_control_rollouts_until_the_cut_off(finished_run):
+    import pandas as pd
+
+    from mintrl.schemas import INTERVENTION
+
+    run = finished_run / "results" / "runs" / "arith" / "mintrl-proxy"
+    for it in (1, 2):  # intervention phase: control + semi-on-policy
+        df = pd.read_parquet(run / f"iter_{it}" / "rollouts.parquet")
+        assert df["kind"].value_counts().to_dict() == {"control": 8, "semi": 8}
+        semi = df[df["kind"] == "semi"]
+        assert (semi["reviews"] <= 2).all()
+        assert (df.loc[df["kind"] == "control", "provenance"].map(sum) == 0).all()
+        written = semi["provenance"].map(lambda p: sum(x == INTERVENTION for x in p))
+        assert (written <= 8 * semi["interventions"]).all()  # at most L tokens each
+    for it in (3, 4):  # after T_I = 2: on-policy only
+        df = pd.read_parquet(run / f"iter_{it}" / "rollouts.parquet")
+        assert set(df["kind"]) == {"on-policy"} and len(df) == 16
+    metrics = json.loads((run / "iter_1" / "metrics.json").read_text())
+    assert {"coverage/control", "coverage/semi", "intervention/offpolicy_token_frac",
+            "losses/residual0_abs_control", "time/judge"} <= set(metrics)
 
 
 def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
@@ -62,7 +84,7 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
 
     runs = {r["name"]: r for r in read_runs(
         f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}
-    assert set(runs) == {"base", "grpo-s0"}
+    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy"}
     grpo = runs["grpo-s0"]
     assert grpo["tags"]["method"] == "grpo" and grpo["tags"]["seed"] == "0"
     assert grpo["tags"]["git_commit"] and len(grpo["tags"]["mintrl.config_hash"]) == 12
@@ -116,12 +138,15 @@ def test_deleting_an_evaluated_checkpoint_reruns_only_what_depends_on_it(finishe
         shutil.rmtree(backup)
 
 
-def test_editing_one_teacher_reruns_only_that_teacher_and_its_evaluation(finished_run):
+def test_editing_one_teacher_reruns_that_teacher_and_the_runs_it_intervenes_in(finished_run):
     res = _snakemake(finished_run, "-n", "--config",
                      'tasks={"intfn": {"teacher": {"steps": 41}}}')
     assert res.returncode == 0, res.stderr[-2000:]
     planned = [p for p in _planned(res) if not p.startswith(("results/summary",
                                                                 "results/tracking"))]
-    assert all("intfn/teacher" in p for p in planned), planned
+    # the teacher, its evaluation, and MInTRL's intfn segments it intervenes in (phase: 1-2)
+    # with everything after them; never GRPO, the base, or the other task
+    assert all("intfn/teacher" in p or "intfn/mintrl-proxy" in p for p in planned), planned
+    assert any("runs/intfn/mintrl-proxy/iter_1" in p for p in planned)
     assert any("models/intfn/teacher" in p for p in planned)
     assert any("eval/lab/intfn/teacher" in p for p in planned)

@@ -116,6 +116,19 @@ def segment_init_optim(wildcards):
     return [] if start == 1 else optimizer_dir(wildcards.task, wildcards.run, start - 1)
 
 
+def segment_intervener(wildcards):
+    """The teacher checkpoint, for MInTRL segments with intervention-phase iterations."""
+    spec = RUNS[wildcards.run].spec
+    if spec.method == "mintrl" and spec.intervener == "teacher" and \
+            segment_start(wildcards) <= spec.phase_end:
+        return f"results/models/{wildcards.task}/teacher"
+    return []
+
+
+def intervener_flag(wildcards, input):
+    return f"--intervener {input.intervener}" if input.intervener else ""
+
+
 def init_optim_flag(wildcards, input):
     return f"--init-optim {input.init_optim}" if input.init_optim else ""
 

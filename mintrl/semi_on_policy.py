@@ -1,0 +1,149 @@
+"""Semi-on-policy rollouts (Algorithm 2.1, DESIGN.md §1.1).
+
+All rollouts advance together, round by round: one batched policy call for a chunk of at most
+C tokens, one batched judge call on the rows that still have reviews left (at most R), one
+batched intervener call for the rows cut at a wrong step (at most L tokens each); the policy
+resumes right after the correction, its KV cache kept (``ChunkedDecoder``). Every response
+token records its provenance (POLICY or INTERVENTION) and its generator's log-prob.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from mintrl.engine.base import Sampling
+from mintrl.engine.chunked import ChunkedDecoder
+from mintrl.schemas import INTERVENTION, NO_ERROR, NO_VERDICT, POLICY
+from mintrl.steps import split_steps
+from mintrl.tasks import Problem
+
+
+@dataclass
+class Trajectory:
+    """One semi-on-policy rollout while it is being written."""
+
+    problem: Problem
+    tokens: list[int] = field(default_factory=list)
+    provenance: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    reviews: int = 0
+    verdicts: list[int] = field(default_factory=list)  # per review: first wrong step or -1
+    corrections: list[int] = field(default_factory=list)  # length of each correction
+    finish_reason: str | None = None  # None while generating
+
+
+@dataclass(frozen=True)
+class Intensity:
+    """The paper's intervention-intensity knobs."""
+
+    chunk_tokens: int  # C
+    max_reviews: int  # R (reviews, not corrections)
+    correction_tokens: int  # L
+
+
+def cut_token(tokenizer, tokens: list[int], char_cut: int) -> int:
+    """Fewest leading tokens whose text reaches ``char_cut``: a boundary inside a merged token
+    moves to that token's end (DESIGN.md §1.1)."""
+    for t in range(len(tokens) + 1):
+        if len(tokenizer.decode(tokens[:t], skip_special_tokens=True)) >= char_cut:
+            return t
+    return len(tokens)
+
+
+def _reviewed_from(text: str) -> int:
+    """Start of the last step of the accepted text: it may be unfinished, so it is reviewed
+    again joined with the new chunk."""
+    steps = split_steps(text)
+    return steps[-1].start if steps else 0
+
+
+def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, intervener,
+                            intensity: Intensity, sampling: Sampling,
+                            ) -> tuple[list[Trajectory], dict[str, float]]:
+    """One semi-on-policy rollout per entry of ``problems`` (repeat a problem for several).
+
+    Returns the trajectories and timings (``generate``, ``judge``, ``intervene`` seconds).
+    """
+    eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
+    prompt_ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+    gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
+    times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
+    t0 = time.perf_counter()
+    dec = ChunkedDecoder(model, prompt_ids, eos, pad, sampling, gen)
+    times["generate"] += time.perf_counter() - t0
+    trajs = [Trajectory(p) for p in problems]
+    limit = sampling.max_new_tokens
+    round_ = 0
+    while dec.active:
+        round_ += 1
+        t0 = time.perf_counter()
+        accepted = {r: tokenizer.decode(trajs[r].tokens, skip_special_tokens=True)
+                    for r in dec.active}
+        chunk = dec.generate({r: min(intensity.chunk_tokens, limit - len(trajs[r].tokens))
+                              for r in dec.active})
+        for r, (toks, lps) in chunk.items():
+            tr = trajs[r]
+            tr.tokens += toks
+            tr.logprobs += lps
+            tr.provenance += [POLICY] * len(toks)
+            if toks and toks[-1] == eos:
+                tr.finish_reason = "stop"
+            elif len(tr.tokens) >= limit:
+                tr.finish_reason = "length"
+        times["generate"] += time.perf_counter() - t0
+
+        review = [r for r in dec.active if trajs[r].reviews < intensity.max_reviews
+                  and chunk.get(r, ([], []))[0]]
+        cuts: dict[int, int] = {}
+        if review:
+            t0 = time.perf_counter()
+            texts = [tokenizer.decode(trajs[r].tokens, skip_special_tokens=True) for r in review]
+            verdicts = judge.review([trajs[r].problem for r in review], texts,
+                                    [_reviewed_from(accepted[r]) for r in review],
+                                    [trajs[r].finish_reason == "stop" for r in review])
+            for r, v in zip(review, verdicts, strict=True):
+                tr = trajs[r]
+                tr.reviews += 1
+                if not v.parsed:
+                    tr.verdicts.append(NO_VERDICT)
+                else:
+                    tr.verdicts.append(NO_ERROR if v.first_wrong is None else v.first_wrong)
+                if v.cut is not None:
+                    cuts[r] = cut_token(tokenizer, tr.tokens, v.cut)
+            times["judge"] += time.perf_counter() - t0
+
+        if cuts:
+            t0 = time.perf_counter()
+            for r, keep in cuts.items():
+                tr = trajs[r]
+                dec.cut(r, len(tr.tokens) - keep)
+                del tr.tokens[keep:], tr.logprobs[keep:], tr.provenance[keep:]
+                tr.finish_reason = None  # a cut can remove the EOS or the length limit
+            rows = list(cuts)
+            fixes = intervener.correct(
+                [trajs[r].problem for r in rows],
+                [tokenizer.decode(trajs[r].tokens, skip_special_tokens=True) for r in rows],
+                [min(intensity.correction_tokens, limit - len(trajs[r].tokens)) for r in rows],
+                Sampling(max_new_tokens=intensity.correction_tokens,
+                         temperature=sampling.temperature, top_p=sampling.top_p,
+                         top_k=sampling.top_k, seed=sampling.seed + 7919 * round_))
+            times["intervene"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for r, fix in zip(rows, fixes, strict=True):
+                tr = trajs[r]
+                tr.tokens += fix.token_ids
+                tr.logprobs += fix.logprobs
+                tr.provenance += [INTERVENTION] * len(fix.token_ids)
+                tr.corrections.append(len(fix.token_ids))
+                if fix.token_ids and fix.token_ids[-1] == eos:
+                    tr.finish_reason = "stop"  # a correction may end the response
+                elif len(tr.tokens) >= limit:
+                    tr.finish_reason = "length"
+            dec.append({r: fix.token_ids for r, fix in zip(rows, fixes, strict=True)
+                        if trajs[r].finish_reason is None})
+            times["generate"] += time.perf_counter() - t0
+        dec.drop([r for r in dec.active if trajs[r].finish_reason is not None])
+    return trajs, times
