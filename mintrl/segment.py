@@ -30,6 +30,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
+from mintrl.inspector import write_inspector  # noqa: E402
 from mintrl.interveners import ModelIntervener  # noqa: E402
 from mintrl.io import read_table, write_json, write_table  # noqa: E402
 from mintrl.judges import make_judge  # noqa: E402
@@ -175,6 +176,7 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
                                    sampling_for(spec, max_new, iteration_seed(run.seed, it)),
                                    judge, intervener)
     write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
+    write_inspector(df, tokenizer, iter_dir(args.root, it) / "inspector.html")
     objective = spec.objective_at(it)
     c = const_c(spec, args.root) if objective == "regression" else None
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
@@ -227,9 +229,12 @@ def main(argv: list[str] | None = None) -> None:
     iterations = [json.loads((iter_dir(args.root, i) / "metrics.json").read_text())
                   for i in range(args.start, args.end + 1)]
     startup["wall"] = time.perf_counter() - T_START
+    inspectors = [str(iter_dir(args.root, i) / "inspector.html")
+                  for i in range(args.start, args.end + 1)]
     write_json(args.out_metrics, {"run": run.name, "task": args.task,
-                                          "start": args.start, "end": args.end,
-                                          "startup": startup, "iterations": iterations})
+                                  "start": args.start, "end": args.end,
+                                  "startup": startup, "iterations": iterations,
+                                  "inspectors": inspectors})
     prune_state(args.root, args.start, args.end)
 
 

@@ -56,6 +56,17 @@ def collect_metrics(segments: list[Path], evals: list[Path]) -> list[tuple[str, 
     return out
 
 
+def inspector_pages(segments: list[Path]) -> list[tuple[Path, str]]:
+    """Each iteration's rollout inspector, as (file, ``inspector/<task>/iter_<i>``)."""
+    out = []
+    for path in segments:
+        seg = json.loads(path.read_text())
+        for page in map(Path, seg.get("inspectors", [])):
+            if page.exists():
+                out.append((page, f"inspector/{seg['task']}/{page.parent.name}"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.track",
                                  description=__doc__.split("\n")[0])
@@ -77,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     summary = log_run(cfg.tracking_uri, cfg.experiment, args.run,
                       params=run_params(cfg, run), tags=tags,
                       metrics=collect_metrics(args.segments, args.evals),
-                      artifacts=args.artifacts)
+                      artifacts=[*args.artifacts, *inspector_pages(args.segments)])
     write_json(args.out, summary | {"run": args.run, "tracking_uri": cfg.tracking_uri,
                                     "experiment": cfg.experiment})
     print(f"[track] {args.run}: {summary['new_metrics']} new of {summary['metrics']} metric "

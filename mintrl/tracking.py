@@ -85,12 +85,13 @@ def log_run(
     params: dict[str, str],
     tags: dict[str, str],
     metrics: Iterable[tuple[str, float, int]],
-    artifacts: Iterable[Path] = (),
+    artifacts: Iterable[Path | tuple[Path, str]] = (),
 ) -> dict[str, Any]:
     """Create or find the MLflow run (name, config hash) and log what it lacks.
 
-    ``metrics`` are (key, value, step) with step = iteration. Returns a summary: run id and
-    how many metrics were new.
+    ``metrics`` are (key, value, step) with step = iteration; ``artifacts`` are files, or
+    (file, folder in the run's artifacts). Returns a summary: run id and how many metrics
+    were new.
     """
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
@@ -128,8 +129,9 @@ def log_run(
             new += [Metric(key, v, now, s) for s, v in sorted(steps.items()) if s not in logged]
         for i in range(0, len(new), 1000):
             client.log_batch(run_id, metrics=new[i : i + 1000])
-        for path in artifacts:
-            client.log_artifact(run_id, str(path))
+        for item in artifacts:
+            path, folder = item if isinstance(item, tuple) else (item, None)
+            client.log_artifact(run_id, str(path), artifact_path=folder)
         client.set_terminated(run_id)
     return {"run_id": run_id, "experiment_id": exp_id, "config_hash": chash,
             "new_metrics": len(new), "metrics": sum(map(len, wanted.values()))}

@@ -93,6 +93,8 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
     assert [s for s, _ in grpo["metrics"]["intfn/eval/hard/pass_at_1"]] == [0, 2, 4]
     assert [s for s, _ in runs["base"]["metrics"]["arith/eval/easy/pass_at_1"]] == [0]
     assert "table.md" in grpo["artifacts"]
+    assert "inspector" in runs["mintrl-proxy"]["artifacts"]  # rollout pages per iteration
+    assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["arith/coverage/semi"]] == [1, 2]
 
 
 def test_a_finished_run_has_nothing_left_to_do(finished_run):

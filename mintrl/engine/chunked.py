@@ -39,7 +39,6 @@ class ChunkedDecoder:
         self.cache = DynamicCache(config=model.config)
         self.rows = list(range(n))  # original row id of each batch row
         self.next_pos = positions[:, -1] + 1  # (b,) position id of each row's next token
-        self.cols: list[list[int]] = [[] for _ in range(n)]  # cache columns of response tokens
         self.logits = self._forward(ids, self.mask, positions)[:, -1, :]  # (b, V)
 
     @torch.inference_mode()
@@ -55,31 +54,32 @@ class ChunkedDecoder:
     def generate(self, budgets: dict[int, int]) -> dict[int, tuple[list[int], list[float]]]:
         """Sample up to ``budgets[row]`` tokens for each listed row (all rows decode together;
         a row stops at EOS or its budget). Returns per row (tokens, raw log-probs)."""
-        b = len(self.rows)
-        limit = torch.tensor([budgets.get(r, 0) for r in self.rows])
-        out = {r: ([], []) for r in budgets}
+        limit = torch.tensor([budgets.get(r, 0) for r in self.rows], dtype=torch.long)
         running = limit > 0
-        for _ in range(int(limit.max()) if b else 0):
-            if not running.any():
-                break
+        count = torch.zeros_like(limit)
+        steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        while running.any():
             raw = torch.log_softmax(self.logits, dim=-1)
             probs = torch.softmax(filter_logits(self.logits, self.sampling), dim=-1)
             nxt = torch.multinomial(probs.cpu(), 1, generator=self.gen).squeeze(1)  # (b,)
             lp = raw.gather(-1, nxt.to(raw.device)[:, None]).squeeze(1).cpu()
-            feed = torch.where(running, nxt, torch.full_like(nxt, self.pad))
-            for i in running.nonzero().squeeze(1).tolist():
-                toks, lps = out[self.rows[i]]
-                toks.append(int(nxt[i]))
-                lps.append(float(lp[i]))
-            col = self.mask.shape[1]
+            steps.append((nxt, lp, running))
             self.mask = torch.cat([self.mask, running.long()[:, None]], dim=1)
-            for i in running.nonzero().squeeze(1).tolist():
-                self.cols[self.rows[i]].append(col)
+            feed = torch.where(running, nxt, torch.full_like(nxt, self.pad))
             logits = self._forward(feed[:, None], self.mask, self.next_pos[:, None])[:, -1, :]
             self.logits = torch.where(running[:, None].to(logits.device), logits, self.logits)
             self.next_pos = self.next_pos + running.long()
-            used = torch.tensor([len(out[r][0]) if r in out else 0 for r in self.rows])
-            running = running & (nxt != self.eos) & (used < limit)
+            count = count + running.long()
+            running = running & (nxt != self.eos) & (count < limit)
+        # One conversion at the end: per-element tensor indexing in the loop cost more than
+        # a toy model's forward.
+        out = {r: ([], []) for r in budgets}
+        for nxt, lp, ran in steps:
+            for i, tok, logp, on in zip(range(len(self.rows)), nxt.tolist(), lp.tolist(),
+                                        ran.tolist(), strict=True):
+                if on:
+                    out[self.rows[i]][0].append(tok)
+                    out[self.rows[i]][1].append(logp)
         return out
 
     @torch.inference_mode()
@@ -88,8 +88,10 @@ class ChunkedDecoder:
         if n_drop <= 0:
             return
         i = self._batch(row)
-        dropped, self.cols[row] = self.cols[row][-n_drop:], self.cols[row][:-n_drop]
-        self.mask[i, dropped] = 0
+        # The row's last n_drop unmasked cache columns are its last n_drop response tokens
+        # (response tokens come after the prompt, and masked columns are never reused).
+        live = self.mask[i].nonzero().squeeze(1)
+        self.mask[i, live[-n_drop:]] = 0
         self.next_pos[i] -= n_drop
 
     @torch.inference_mode()
@@ -108,12 +110,10 @@ class ChunkedDecoder:
             ids[i, : len(toks)] = torch.tensor(toks)
             block[i, : len(toks)] = 1
         positions = self.next_pos[:, None] + torch.arange(width)[None, :]
-        col0 = self.mask.shape[1]
         self.mask = torch.cat([self.mask, block], dim=1)
         logits = self._forward(ids, self.mask, positions)  # (b, width, V)
         for r, toks in tokens.items():
             i = self._batch(r)
-            self.cols[r] += list(range(col0, col0 + len(toks)))
             self.logits[i] = logits[i, len(toks) - 1]
             self.next_pos[i] += len(toks)
 
