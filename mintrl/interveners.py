@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from mintrl.engine.base import Sampling
 from mintrl.tasks import Problem, get_task
 
@@ -48,6 +50,24 @@ class ModelIntervener:
                 toks = (toks + [self.policy_tok.eos_token_id] if ended else toks)[:cap]
                 lps = [math.nan] * len(toks)
             out.append(Correction(toks, lps))
+        return out
+
+
+class NoisyIntervener:
+    """Ablation wrapper: with ``rate``, a correction is replaced by as many random tokens of
+    the policy's vocabulary (their log-probs unknown: NaN)."""
+
+    def __init__(self, inner, vocab_size: int, rate: float, seed: int = 0):
+        self.inner, self.vocab, self.rate = inner, vocab_size, rate
+        self.rng = np.random.default_rng(seed)
+
+    def correct(self, problems, prefixes, max_tokens, sampling):
+        out = []
+        for fix in self.inner.correct(problems, prefixes, max_tokens, sampling):
+            if fix.token_ids and self.rng.random() < self.rate:
+                ids = self.rng.integers(0, self.vocab, size=len(fix.token_ids)).tolist()
+                fix = Correction(ids, [math.nan] * len(ids))
+            out.append(fix)
         return out
 
 

@@ -21,6 +21,7 @@ import torch
 from mintrl.config import RunSpec, load_config, resolve_runs
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_table
+from mintrl.judges import OracleJudge
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
 from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem, get_task
@@ -114,6 +115,8 @@ def iteration_rollouts(sampler, tokenizer, problems: list[Problem], spec: RunSpe
     GRPO: ``group_size`` on-policy rollouts per prompt. MInTRL in its intervention phase:
     ``n_control`` control rollouts (kind "control") and ``n_semi`` semi-on-policy ones (kind
     "semi") per prompt; after it, ``n_semi + n_control`` on-policy rollouts.
+    Returns (rows, stats): seconds per part (``generate``, ``reward``, ``judge``,
+    ``intervene``) and, for a model judge, its ``judge/…`` agreement with the oracle.
     """
     if spec.method == "grpo":
         return on_policy_rollouts(sampler, tokenizer, problems, spec.group_size, sampling, run,
@@ -128,15 +131,31 @@ def iteration_rollouts(sampler, tokenizer, problems: list[Problem], spec: RunSpe
     intensity = Intensity(spec.chunk_tokens, spec.max_reviews, spec.correction_tokens)
     semi_sampling = Sampling(sampling.max_new_tokens, sampling.temperature, sampling.top_p,
                              sampling.top_k, sampling.seed + 1)
-    trajs, semi_times = semi_on_policy_rollouts(sampler.model, tokenizer, expanded, judge,
-                                                intervener, intensity, semi_sampling)
+    trajs, semi_times = semi_on_policy_rollouts(
+        sampler.model, tokenizer, expanded, judge, intervener, intensity, semi_sampling,
+        check_with_oracle=not isinstance(judge, OracleJudge))
     t0 = time.perf_counter()
     ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
     semi = semi_rows(trajs, tokenizer, ids, run, iteration, spec.n_control, spec.n_semi)
     times["reward"] += time.perf_counter() - t0
     times["generate"] += semi_times["generate"]
     times |= {"judge": semi_times["judge"], "intervene": semi_times["intervene"]}
+    times |= judge_agreement(semi_times)
     return pd.concat([control, semi], ignore_index=True), times
+
+
+def judge_agreement(stats: dict[str, float]) -> dict[str, float]:
+    """Precision and recall of a model judge against the oracle ("any error flagged" and
+    "exact earliest step"), as ``judge/…`` entries; empty when no check ran."""
+    if "agreement/reviews" not in stats:
+        return {}
+    flagged, positive = stats["agreement/flagged"], stats["agreement/positive"]
+    out = {"judge/reviews": stats["agreement/reviews"]}
+    for kind in ("any", "exact"):
+        tp = stats[f"agreement/tp_{kind}"]
+        out[f"judge/precision_{kind}"] = tp / flagged if flagged else float("nan")
+        out[f"judge/recall_{kind}"] = tp / positive if positive else float("nan")
+    return out
 
 
 def intervention_stats(df: pd.DataFrame) -> dict[str, float]:

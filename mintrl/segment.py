@@ -31,9 +31,9 @@ from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
 from mintrl.inspector import write_inspector  # noqa: E402
-from mintrl.interveners import ModelIntervener  # noqa: E402
+from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
 from mintrl.io import read_table, write_json, write_table  # noqa: E402
-from mintrl.judges import make_judge  # noqa: E402
+from mintrl.judges import NoisyJudge, make_judge  # noqa: E402
 from mintrl.pretrain import save_checkpoint  # noqa: E402
 from mintrl.rollout import (  # noqa: E402
     iteration_rollouts,
@@ -140,14 +140,24 @@ def intervention_policies(spec, args, sampler, tokenizer, first: int):
     """Judge and intervener for a segment that has intervention-phase iterations, else None."""
     if spec.method != "mintrl" or first > spec.phase_end:
         return None, None
-    judge = make_judge(spec.judge)
+    if not args.intervener and (spec.intervener == "teacher" or spec.judge == "likelihood"):
+        raise SystemExit("this MInTRL run needs the teacher: pass --intervener CHECKPOINT")
+    teacher = tok = None
+    if args.intervener:
+        teacher, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
+                                   device=args.device)
+    judge = make_judge(spec.judge, teacher.model if teacher else None, tok,
+                       spec.judge_threshold)
+    if spec.judge_miss_rate or spec.judge_false_alarm_rate:
+        judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
     if spec.intervener == "self":  # the policy itself, given the reference solution
-        return judge, ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
-    if not args.intervener:
-        raise SystemExit("method mintrl with intervener 'teacher' needs --intervener CHECKPOINT")
-    engine, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
-                              device=args.device)
-    return judge, ModelIntervener(engine, tok, tokenizer)
+        intervener = ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
+    else:
+        intervener = ModelIntervener(teacher, tok, tokenizer)
+    if spec.wrong_correction_rate:
+        intervener = NoisyIntervener(intervener, len(tokenizer), spec.wrong_correction_rate,
+                                     first)
+    return judge, intervener
 
 
 def const_c(spec, root: Path) -> float | None:
@@ -183,7 +193,7 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
                             iteration_seed(run.seed, it, 2), args.device, ref_model, c)
     extra = {"intervention/const_c": c} if c is not None else {}
     return {"iteration": it, **rollout_stats(df), **stats, **extra,
-            **{f"time/{k}": v for k, v in times.items()},
+            **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
             "time/iteration": time.perf_counter() - t0}
 
 

@@ -16,6 +16,7 @@ import torch
 
 from mintrl.engine.base import Sampling
 from mintrl.engine.chunked import ChunkedDecoder
+from mintrl.judges import OracleJudge, agreement, first_reviewed_step
 from mintrl.schemas import INTERVENTION, NO_ERROR, NO_VERDICT, POLICY
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem
@@ -61,16 +62,19 @@ def _reviewed_from(text: str) -> int:
 
 
 def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, intervener,
-                            intensity: Intensity, sampling: Sampling,
+                            intensity: Intensity, sampling: Sampling, check_with_oracle=False,
                             ) -> tuple[list[Trajectory], dict[str, float]]:
     """One semi-on-policy rollout per entry of ``problems`` (repeat a problem for several).
 
-    Returns the trajectories and timings (``generate``, ``judge``, ``intervene`` seconds).
+    Returns the trajectories and stats: timings (``generate``, ``judge``, ``intervene``
+    seconds) and, with ``check_with_oracle`` (a model judge on a task with an oracle), the
+    review counts of ``judges.agreement`` under ``agreement/…``.
     """
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     prompt_ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
     gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
     times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
+    counts: dict[str, int] = {}
     t0 = time.perf_counter()
     dec = ChunkedDecoder(model, prompt_ids, eos, pad, sampling, gen)
     times["generate"] += time.perf_counter() - t0
@@ -101,9 +105,15 @@ def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, in
         if review:
             t0 = time.perf_counter()
             texts = [tokenizer.decode(trajs[r].tokens, skip_special_tokens=True) for r in review]
-            verdicts = judge.review([trajs[r].problem for r in review], texts,
-                                    [_reviewed_from(accepted[r]) for r in review],
-                                    [trajs[r].finish_reason == "stop" for r in review])
+            args = ([trajs[r].problem for r in review], texts,
+                    [_reviewed_from(accepted[r]) for r in review],
+                    [trajs[r].finish_reason == "stop" for r in review])
+            verdicts = judge.review(*args)
+            if check_with_oracle:
+                truth = OracleJudge().review(*args)
+                firsts = [first_reviewed_step(t, s) for t, s in zip(texts, args[2], strict=True)]
+                for k, v in agreement(verdicts, truth, firsts).items():
+                    counts[k] = counts.get(k, 0) + v
             for r, v in zip(review, verdicts, strict=True):
                 tr = trajs[r]
                 tr.reviews += 1
@@ -146,4 +156,4 @@ def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, in
                         if trajs[r].finish_reason is None})
             times["generate"] += time.perf_counter() - t0
         dec.drop([r for r in dec.active if trajs[r].finish_reason is not None])
-    return trajs, times
+    return trajs, times | {f"agreement/{k}": float(v) for k, v in counts.items()}

@@ -88,3 +88,18 @@ def test_cut_token_reaches_the_character_offset(tokenizer):
     ids = tokenizer("12+3=15\n\nanswer", add_special_tokens=False)["input_ids"]
     assert cut_token(tokenizer, ids, 9) == 9  # one character per token here
     assert cut_token(tokenizer, ids, 0) == 0
+
+
+def test_a_model_judge_is_scored_against_the_oracle_per_review(tiny_model, tokenizer):
+    from mintrl.judges import LikelihoodJudge
+    from mintrl.rollout import judge_agreement
+
+    problems = _problems(4)
+    trajs, stats = semi_on_policy_rollouts(
+        tiny_model, tokenizer, problems, LikelihoodJudge(tiny_model, tokenizer, threshold=-3.0),
+        ReferenceIntervener(tokenizer), Intensity(8, 2, 200), Sampling(max_new_tokens=80),
+        check_with_oracle=True)
+    assert stats["agreement/reviews"] == sum(t.reviews for t in trajs) > 0
+    metrics = judge_agreement(stats)
+    assert 0 <= metrics["judge/precision_any"] <= 1 and 0 <= metrics["judge/recall_any"] <= 1
+    assert metrics["judge/precision_exact"] <= metrics["judge/precision_any"]

@@ -119,8 +119,8 @@ def segment_init_optim(wildcards):
 def segment_intervener(wildcards):
     """The teacher checkpoint, for MInTRL segments with intervention-phase iterations."""
     spec = RUNS[wildcards.run].spec
-    if spec.method == "mintrl" and spec.intervener == "teacher" and \
-            segment_start(wildcards) <= spec.phase_end:
+    needs_teacher = spec.intervener == "teacher" or spec.judge == "likelihood"
+    if spec.method == "mintrl" and needs_teacher and segment_start(wildcards) <= spec.phase_end:
         return f"results/models/{wildcards.task}/teacher"
     return []
 

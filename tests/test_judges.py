@@ -1,0 +1,70 @@
+"""Judges and interveners: oracle, teacher likelihood, noisy ablation wrappers, agreement."""
+
+import math
+
+import numpy as np
+
+from mintrl.engine.base import Sampling
+from mintrl.interveners import Correction, NoisyIntervener, ReferenceIntervener
+from mintrl.judges import LikelihoodJudge, NoisyJudge, OracleJudge, Verdict, agreement
+from mintrl.tasks import get_task
+
+
+def _problem():
+    return get_task("arith").sample(np.random.default_rng(3), 3)
+
+
+def test_oracle_judge_names_the_earliest_wrong_step_and_its_start():
+    p = _problem()
+    steps = p.solution.split("\n\n")
+    text = steps[0] + "\n\n" + "999+1=000\n\n" + steps[2]
+    (v,) = OracleJudge().review([p], [text], [0], [False])
+    assert v.first_wrong == 1 and text[v.cut:].startswith("999+1")
+    (ok,) = OracleJudge().review([p], [p.solution], [0], [False])
+    assert ok.first_wrong is None
+
+
+def test_likelihood_judge_flags_a_step_the_model_finds_improbable(tiny_model, tokenizer):
+    p = _problem()
+    # a random model gives every token about log(1/99) = -4.6
+    (strict,) = LikelihoodJudge(tiny_model, tokenizer, threshold=-3.0).review(
+        [p], [p.solution], [0], [True])
+    (lenient,) = LikelihoodJudge(tiny_model, tokenizer, threshold=-30.0).review(
+        [p], [p.solution], [0], [True])
+    assert strict.first_wrong == 0 and strict.cut == 0
+    assert lenient.first_wrong is None
+    # steps before `reviewed_from` were accepted earlier and are not reviewed again
+    second = p.solution.index("\n\n") + 2
+    (later,) = LikelihoodJudge(tiny_model, tokenizer, threshold=-3.0).review(
+        [p], [p.solution], [second], [True])
+    assert later.first_wrong == 1
+
+
+def test_noisy_judge_misses_and_false_alarms_at_their_rates():
+    p = _problem()
+    wrong = p.solution.replace(p.solution.split("\n\n")[1], "999+1=000", 1)
+    missed = NoisyJudge(OracleJudge(), miss_rate=1.0, false_alarm_rate=0.0)
+    assert missed.review([p], [wrong], [0], [True])[0].first_wrong is None
+    alarmed = NoisyJudge(OracleJudge(), miss_rate=0.0, false_alarm_rate=1.0)
+    second = p.solution.index("\n\n") + 2
+    v = alarmed.review([p], [p.solution], [second], [True])[0]
+    assert v.first_wrong is not None and v.first_wrong >= 1  # only reviewed steps
+    assert p.solution[v.cut:] != p.solution  # cut at a step start inside the text
+
+
+def test_agreement_counts_any_and_exact_hits_against_the_oracle():
+    judged = [Verdict(2, 10), Verdict(1, 5), Verdict(None, None), Verdict(3, 20)]
+    oracle = [Verdict(2, 10), Verdict(2, 10), Verdict(1, 5), Verdict(None, None)]
+    c = agreement(judged, oracle, [0, 0, 0, 0])
+    assert c == {"reviews": 4, "positive": 3, "flagged": 3, "tp_any": 2, "tp_exact": 1}
+
+
+def test_noisy_intervener_replaces_corrections_with_random_tokens(tokenizer):
+    p = _problem()
+    inner = ReferenceIntervener(tokenizer)
+    sampling = Sampling(max_new_tokens=8)
+    clean = inner.correct([p], [""], [8], sampling)[0]
+    noisy = NoisyIntervener(inner, len(tokenizer), rate=1.0).correct([p], [""], [8], sampling)[0]
+    assert isinstance(noisy, Correction) and len(noisy.token_ids) == len(clean.token_ids)
+    assert noisy.token_ids != clean.token_ids and all(math.isnan(x) for x in noisy.logprobs)
+    assert tokenizer.decode(clean.token_ids) == p.solution[:8]
