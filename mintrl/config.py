@@ -161,9 +161,10 @@ class RunSpec(Strict):
     max_reviews: int = Field(
         12, ge=0, description="MInTRL R: judge reviews per rollout (reviews, not corrections).")
     correction_tokens: int = Field(16, ge=1, description="MInTRL L: tokens per correction.")
-    judge: Literal["oracle", "likelihood"] = Field(
-        "oracle", description="MInTRL judge: the task's step oracle, or the teacher's per-step "
-        "likelihood (flags a step with a token below judge_threshold).")
+    judge: Literal["oracle", "likelihood", "chat"] = Field(
+        "oracle", description="MInTRL judge: the task's step oracle; the teacher's per-step "
+        "likelihood (flags a step with a token below judge_threshold); or the teacher as a "
+        "prompted chat LLM (config/prompts/judge.txt).")
     judge_threshold: float = Field(
         -4.0, lt=0, description="Likelihood judge: a step is wrong when the teacher gives one of "
         "its tokens a log-prob below this.")
@@ -173,9 +174,10 @@ class RunSpec(Strict):
         0.0, ge=0, le=1, description="Ablation: share of clean reviews where it flags a step.")
     wrong_correction_rate: float = Field(
         0.0, ge=0, le=1, description="Ablation: share of corrections replaced by random tokens.")
-    intervener: Literal["teacher", "self"] = Field(
-        "teacher", description="MInTRL intervener: the pre-trained teacher, or the policy "
-        "itself given the reference solution (self-intervention).")
+    intervener: Literal["teacher", "self", "chat"] = Field(
+        "teacher", description="MInTRL intervener: the teacher continuing the text; the policy "
+        "itself given the reference solution (self-intervention); or the teacher as a "
+        "prompted chat LLM (config/prompts/intervene.txt).")
     anchor: Literal["proxy", "const", "intervener"] = Field(
         "proxy", description="Reference score of the regression (DESIGN.md §1.2).")
     const_c: float | None = Field(

@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
+from mintrl.chat_policies import ChatIntervener, ChatJudge  # noqa: E402
 from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
@@ -140,18 +141,23 @@ def intervention_policies(spec, args, sampler, tokenizer, first: int):
     """Judge and intervener for a segment that has intervention-phase iterations, else None."""
     if spec.method != "mintrl" or first > spec.phase_end:
         return None, None
-    if not args.intervener and (spec.intervener == "teacher" or spec.judge == "likelihood"):
+    if not args.intervener and (spec.intervener != "self" or spec.judge != "oracle"):
         raise SystemExit("this MInTRL run needs the teacher: pass --intervener CHECKPOINT")
     teacher = tok = None
     if args.intervener:
         teacher, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
                                    device=args.device)
-    judge = make_judge(spec.judge, teacher.model if teacher else None, tok,
-                       spec.judge_threshold)
+    if spec.judge == "chat":
+        judge = ChatJudge(teacher, tok)
+    else:
+        judge = make_judge(spec.judge, teacher.model if teacher else None, tok,
+                           spec.judge_threshold)
     if spec.judge_miss_rate or spec.judge_false_alarm_rate:
         judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
     if spec.intervener == "self":  # the policy itself, given the reference solution
         intervener = ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
+    elif spec.intervener == "chat":
+        intervener = ChatIntervener(teacher, tok, tokenizer)
     else:
         intervener = ModelIntervener(teacher, tok, tokenizer)
     if spec.wrong_correction_rate:

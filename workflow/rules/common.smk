@@ -119,7 +119,7 @@ def segment_init_optim(wildcards):
 def segment_intervener(wildcards):
     """The teacher checkpoint, for MInTRL segments with intervention-phase iterations."""
     spec = RUNS[wildcards.run].spec
-    needs_teacher = spec.intervener == "teacher" or spec.judge == "likelihood"
+    needs_teacher = spec.intervener != "self" or spec.judge != "oracle"
     if spec.method == "mintrl" and needs_teacher and segment_start(wildcards) <= spec.phase_end:
         return f"results/models/{wildcards.task}/teacher"
     return []
