@@ -29,12 +29,17 @@ class ModelIntervener:
         self.privileged = privileged
         self.same_vocab = tokenizer.get_vocab() == policy_tokenizer.get_vocab()
 
+    def prompt_texts(self, problems: list[Problem], prefixes: list[str]) -> list[str]:
+        """What the intervener continues: the prompt (with the reference solution attached
+        for self-intervention) and the retained prefix. Only the intervener sees this."""
+        return [(get_task(p.task).privileged_prompt(p) if self.privileged else p.prompt) + pre
+                for p, pre in zip(problems, prefixes, strict=True)]
+
     def correct(self, problems: list[Problem], prefixes: list[str], max_tokens: list[int],
                 sampling: Sampling) -> list[Correction]:
         """One batched call; ``prefixes`` are the retained response texts."""
-        prompts = [(get_task(p.task).privileged_prompt(p) if self.privileged else p.prompt) + pre
-                   for p, pre in zip(problems, prefixes, strict=True)]
-        ids = self.tok(prompts, add_special_tokens=False)["input_ids"]
+        ids = self.tok(self.prompt_texts(problems, prefixes), add_special_tokens=False)[
+            "input_ids"]
         longest = max(max_tokens)
         gen = self.engine.generate(ids, Sampling(max_new_tokens=longest,
                                                  temperature=sampling.temperature,

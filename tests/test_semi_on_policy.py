@@ -103,3 +103,20 @@ def test_a_model_judge_is_scored_against_the_oracle_per_review(tiny_model, token
     metrics = judge_agreement(stats)
     assert 0 <= metrics["judge/precision_any"] <= 1 and 0 <= metrics["judge/recall_any"] <= 1
     assert metrics["judge/precision_exact"] <= metrics["judge/precision_any"]
+
+
+def test_self_intervention_sees_the_reference_but_the_stored_prompt_stays_plain(tiny_model,
+                                                                                tokenizer):
+    from mintrl.rollout import semi_rows
+
+    problems = _problems(3)
+    me = ModelIntervener(_engine(tiny_model, tokenizer), tokenizer, tokenizer, privileged=True)
+    seen = me.prompt_texts(problems, ["12"] * 3)
+    assert all(s.startswith("Reference solution:\n" + p.solution) and s.endswith(p.prompt + "12")
+               for s, p in zip(seen, problems, strict=True))
+    trajs, _ = semi_on_policy_rollouts(tiny_model, tokenizer, problems, OracleJudge(), me,
+                                       Intensity(8, 2, 8), Sampling(max_new_tokens=40))
+    ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+    rows = semi_rows(trajs, tokenizer, ids, "mintrl-self", 1, 0, 1)
+    assert [tokenizer.decode(list(x)) for x in rows["prompt_ids"]] == [p.prompt for p in problems]
+    assert "Reference" not in " ".join(rows["text"])
