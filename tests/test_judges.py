@@ -68,3 +68,35 @@ def test_noisy_intervener_replaces_corrections_with_random_tokens(tokenizer):
     assert isinstance(noisy, Correction) and len(noisy.token_ids) == len(clean.token_ids)
     assert noisy.token_ids != clean.token_ids and all(math.isnan(x) for x in noisy.logprobs)
     assert tokenizer.decode(clean.token_ids) == p.solution[:8]
+
+
+def _reversed_char_tokenizer():
+    """A tokenizer with the same characters under other ids (a different vocabulary)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from mintrl.tokenizer import CHARS, SPECIAL_TOKENS
+
+    vocab = {t: i for i, t in enumerate(SPECIAL_TOKENS + CHARS[::-1])}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    core.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>",
+                                   unk_token="<unk>", padding_side="left")
+
+
+def test_a_correction_from_another_vocabulary_crosses_as_text(tiny_model, tokenizer):
+    from mintrl.engine.transformers_engine import TransformersEngine
+    from mintrl.interveners import ModelIntervener
+
+    other = _reversed_char_tokenizer()
+    engine = TransformersEngine(tiny_model, other.eos_token_id, other.pad_token_id)
+    p = _problem()
+    sampling = Sampling(max_new_tokens=10, seed=4)
+    (fix,) = ModelIntervener(engine, other, tokenizer).correct([p], ["12"], [10], sampling)
+    raw = engine.generate(other([p.prompt + "12"], add_special_tokens=False)["input_ids"],
+                          sampling).token_ids[0]
+    text = other.decode(raw, skip_special_tokens=True)
+    assert tokenizer.decode(fix.token_ids, skip_special_tokens=True) == text
+    assert fix.token_ids != raw[: len(fix.token_ids)] or not raw
+    assert all(math.isnan(x) for x in fix.logprobs)  # its log-probs are not the policy's
