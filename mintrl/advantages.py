@@ -5,28 +5,13 @@ Rollout files hold raw rewards; advantages are computed here, at train time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
-ADVANTAGES: dict[str, Callable[..., torch.Tensor]] = {}
+from mintrl.registry import Registry
 
-
-def register_advantage(name: str):
-    def deco(fn):
-        if name in ADVANTAGES:
-            raise ValueError(f"advantage {name!r} is already registered")
-        ADVANTAGES[name] = fn
-        return fn
-
-    return deco
-
-
-def get_advantage(name: str) -> Callable[..., torch.Tensor]:
-    try:
-        return ADVANTAGES[name]
-    except KeyError:
-        raise KeyError(f"unknown advantage {name!r}; known: {sorted(ADVANTAGES)}") from None
+ADVANTAGES = Registry("advantage")
+register_advantage = ADVANTAGES.register
+get_advantage = ADVANTAGES.lookup
 
 
 @register_advantage("grpo")

@@ -11,24 +11,11 @@ from __future__ import annotations
 
 import torch
 
-ANCHORS = {}
+from mintrl.registry import Registry
 
-
-def register_anchor(name: str):
-    def deco(fn):
-        if name in ANCHORS:
-            raise ValueError(f"anchor {name!r} is already registered")
-        ANCHORS[name] = fn
-        return fn
-
-    return deco
-
-
-def get_anchor(name: str):
-    try:
-        return ANCHORS[name]
-    except KeyError:
-        raise KeyError(f"unknown anchor {name!r}; known: {sorted(ANCHORS)}") from None
+ANCHORS = Registry("anchor")
+register_anchor = ANCHORS.register
+get_anchor = ANCHORS.lookup
 
 
 @register_anchor("proxy")

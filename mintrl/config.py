@@ -361,6 +361,15 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     return runs
 
 
+def load_run(config: str | Path, name: str) -> tuple[Config, Run]:
+    """The config file and its run ``name``; an unknown name lists the runs (stage CLIs)."""
+    cfg = load_config(config)
+    runs = resolve_runs(cfg, str(config))
+    if name not in runs:
+        raise SystemExit(f"unknown run {name!r}; runs of {config}: {sorted(runs)}")
+    return cfg, runs[name]
+
+
 def kept_iterations(spec: RunSpec) -> list[int]:
     """Iterations whose checkpoint is evaluated and kept: every ``eval_every`` and the last."""
     return sorted({*range(spec.eval_every, spec.iterations + 1, spec.eval_every),

@@ -6,28 +6,13 @@ owns models, batching and the optimizer. Shapes: B sequences, T response positio
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
-OBJECTIVES: dict[str, Callable[..., tuple[torch.Tensor, dict[str, float]]]] = {}
+from mintrl.registry import Registry
 
-
-def register_objective(name: str):
-    def deco(fn):
-        if name in OBJECTIVES:
-            raise ValueError(f"objective {name!r} is already registered")
-        OBJECTIVES[name] = fn
-        return fn
-
-    return deco
-
-
-def get_objective(name: str):
-    try:
-        return OBJECTIVES[name]
-    except KeyError:
-        raise KeyError(f"unknown objective {name!r}; known: {sorted(OBJECTIVES)}") from None
+OBJECTIVES = Registry("objective")
+register_objective = OBJECTIVES.register
+get_objective = OBJECTIVES.lookup
 
 
 def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import RunSpec, load_config, resolve_runs
+from mintrl.config import RunSpec, load_run
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_table
 from mintrl.judges import OracleJudge
@@ -212,11 +212,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, type=Path, help="rollouts Parquet file")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
-    cfg = load_config(args.config)
-    runs = resolve_runs(cfg, args.config)
-    if args.run not in runs:
-        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
-    run = runs[args.run]
+    cfg, run = load_run(args.config, args.run)
     torch.set_num_threads(args.threads or cfg.threads)
     engine, tokenizer = load_engine(run.spec.engine, args.checkpoint, batch_size=512,
                                     device=cfg.device)

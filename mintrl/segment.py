@@ -28,7 +28,7 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from mintrl.chat_policies import ChatIntervener, ChatJudge  # noqa: E402
-from mintrl.config import Run, load_config, resolve_runs  # noqa: E402
+from mintrl.config import Run, load_run  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
 from mintrl.inspector import write_inspector  # noqa: E402
@@ -223,11 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
-    cfg = load_config(args.config)
-    runs = resolve_runs(cfg, args.config)
-    if args.run not in runs:
-        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
-    run = runs[args.run]
+    cfg, run = load_run(args.config, args.run)
     if not 1 <= args.start <= args.end <= run.spec.iterations:
         raise SystemExit(f"--start {args.start} --end {args.end}: need 1 <= start <= end <= "
                          f"iterations ({run.spec.iterations})")

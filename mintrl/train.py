@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from mintrl.config import load_config, resolve_runs
+from mintrl.config import load_run
 from mintrl.io import read_table, write_json
 from mintrl.rollout import iteration_seed
 from mintrl.schemas import ROLLOUTS
@@ -47,11 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
-    cfg = load_config(args.config)
-    runs = resolve_runs(cfg, args.config)
-    if args.run not in runs:
-        raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
-    run = runs[args.run]
+    cfg, run = load_run(args.config, args.run)
     df = read_table(args.rollouts)
     missing = sorted(set(ROLLOUTS.names) - set(df.columns))
     if missing:
