@@ -125,18 +125,23 @@ class NoisyJudge:
         return out
 
 
-JUDGES = ("oracle", "likelihood")
+JUDGES = ("oracle", "likelihood", "chat")
 
 
-def make_judge(name: str, model=None, tokenizer=None, threshold: float = -4.0) -> Judge:
-    """The judge named in the config; ``likelihood`` needs the teacher's model and tokenizer."""
+def make_judge(name: str, engine=None, tokenizer=None, threshold: float = -4.0) -> Judge:
+    """The judge named in the config; ``likelihood`` and ``chat`` need the teacher's engine
+    and tokenizer."""
     if name == "oracle":
         return OracleJudge()
+    if name not in JUDGES:
+        raise KeyError(f"unknown judge {name!r}; known: {list(JUDGES)}")
+    if engine is None:
+        raise ValueError(f"the {name} judge needs a model (the teacher)")
     if name == "likelihood":
-        if model is None:
-            raise ValueError("the likelihood judge needs a model (the teacher)")
-        return LikelihoodJudge(model, tokenizer, threshold)
-    raise KeyError(f"unknown judge {name!r}; known: {list(JUDGES)}")
+        return LikelihoodJudge(engine.model, tokenizer, threshold)
+    from mintrl.chat_policies import ChatJudge  # it imports this module
+
+    return ChatJudge(engine, tokenizer)
 
 
 def agreement(judged: list[Verdict], oracle: list[Verdict], first_reviewed: list[int]

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
-from mintrl.chat_policies import ChatIntervener, ChatJudge  # noqa: E402
+from mintrl.chat_policies import ChatIntervener  # noqa: E402
 from mintrl.config import Run, load_run  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
@@ -147,11 +147,7 @@ def intervention_policies(spec, args, sampler, tokenizer, first: int):
     if args.intervener:
         teacher, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
                                    device=args.device)
-    if spec.judge == "chat":
-        judge = ChatJudge(teacher, tok)
-    else:
-        judge = make_judge(spec.judge, teacher.model if teacher else None, tok,
-                           spec.judge_threshold)
+    judge = make_judge(spec.judge, teacher, tok, spec.judge_threshold)
     if spec.judge_miss_rate or spec.judge_false_alarm_rate:
         judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
     if spec.intervener == "self":  # the policy itself, given the reference solution

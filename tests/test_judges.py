@@ -100,3 +100,20 @@ def test_a_correction_from_another_vocabulary_crosses_as_text(tiny_model, tokeni
     assert tokenizer.decode(fix.token_ids, skip_special_tokens=True) == text
     assert fix.token_ids != raw[: len(fix.token_ids)] or not raw
     assert all(math.isnan(x) for x in fix.logprobs)  # its log-probs are not the policy's
+
+
+def test_make_judge_builds_each_configured_judge_and_names_the_known_ones(tiny_model, tokenizer):
+    import pytest
+
+    from mintrl.chat_policies import ChatJudge
+    from mintrl.engine.transformers_engine import TransformersEngine
+    from mintrl.judges import make_judge
+
+    engine = TransformersEngine(tiny_model, tokenizer.eos_token_id, tokenizer.pad_token_id)
+    assert isinstance(make_judge("oracle"), OracleJudge)
+    assert isinstance(make_judge("likelihood", engine, tokenizer), LikelihoodJudge)
+    assert isinstance(make_judge("chat", engine, tokenizer), ChatJudge)
+    with pytest.raises(ValueError, match="needs a model"):
+        make_judge("likelihood")
+    with pytest.raises(KeyError, match="known: \\['oracle', 'likelihood', 'chat'\\]"):
+        make_judge("gpt")
