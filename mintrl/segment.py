@@ -115,16 +115,18 @@ def run_segment(args, cfg, run: Run) -> dict:
                           ref_model, judge, intervener)
         t0 = time.perf_counter()
         out = iter_dir(root, it)
-        if it < args.end:  # working state, pruned as the segment moves on
-            save_checkpoint(engine.module, tokenizer, out / "state" / "model")
-            save_optimizer_state(engine, out / "state" / "optim", it)
-            write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
-            prune_state(root, args.start, it - 1)
-        else:
-            save_checkpoint(engine.module, tokenizer, args.out_model)
-            save_optimizer_state(engine, args.out_optim, it)
+        # working state inside the segment (pruned as it moves on); the kept one at its end
+        model_dir, optim_dir = ((out / "state" / "model", out / "state" / "optim")
+                                if it < args.end else (args.out_model, args.out_optim))
+        save_checkpoint(engine.module, tokenizer, model_dir)
+        save_optimizer_state(engine, optim_dir, it)
         metrics["time/checkpoint"] = time.perf_counter() - t0
         write_json(out / "metrics.json", metrics)
+        if it < args.end:
+            # The marker is written last: a resume only trusts an iteration whose rollouts,
+            # metrics, model and optimizer state are all on disk.
+            write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
+            prune_state(root, args.start, it - 1)
         print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
               f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
               f"({metrics['time/iteration']:.1f} s)", flush=True)
