@@ -23,7 +23,7 @@ from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_json, write_table
 from mintrl.passk import pass_at_k
 from mintrl.schemas import EVAL_SAMPLES
-from mintrl.tasks import Problem, get_task
+from mintrl.tasks import Problem, get_task, grade
 from mintrl.tasks.base import strict_and_step_accuracy
 
 
@@ -38,12 +38,7 @@ def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
     texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
     expanded = [p for p in problems for _ in range(samples)]
     rows = []
-    by_task: dict[str, list[int]] = {}
-    for i, p in enumerate(expanded):
-        by_task.setdefault(p.task, []).append(i)
-    rewards = np.zeros(len(expanded), dtype=np.float32)
-    for name, idx in by_task.items():
-        rewards[idx] = get_task(name).rewards([expanded[i] for i in idx], [texts[i] for i in idx])
+    rewards = np.asarray(grade(expanded, texts), dtype=np.float32)
     for i, p in enumerate(expanded):
         if p.solution:
             strict, step_acc = strict_and_step_accuracy(get_task(p.task), p, texts[i])

@@ -24,7 +24,7 @@ from mintrl.io import read_table, write_table
 from mintrl.judges import OracleJudge
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
 from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
-from mintrl.tasks import Problem, get_task
+from mintrl.tasks import Problem, grade
 
 
 def iteration_seed(run_seed: int, iteration: int, purpose: int = 0) -> int:
@@ -66,13 +66,7 @@ def on_policy_rollouts(
     gen = engine.generate([ids for _, ids in expanded], sampling)
     t1 = time.perf_counter()
     texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
-    rewards = np.zeros(len(expanded), dtype=np.float32)
-    by_task: dict[str, list[int]] = {}
-    for i, (p, _) in enumerate(expanded):
-        by_task.setdefault(p.task, []).append(i)
-    for name, idx in by_task.items():
-        rewards[idx] = get_task(name).rewards([expanded[i][0] for i in idx],
-                                              [texts[i] for i in idx])
+    rewards = grade([p for p, _ in expanded], texts)
     t2 = time.perf_counter()
     rows = [{
         "run": run, "iteration": iteration, "problem_id": p.id, "difficulty": p.difficulty,
@@ -89,13 +83,7 @@ def semi_rows(trajs, tokenizer, prompt_ids: list[list[int]], run: str, iteration
               first_sample: int, per_prompt: int) -> pd.DataFrame:
     """ROLLOUTS rows of semi-on-policy trajectories (``per_prompt`` consecutive per prompt)."""
     texts = [tokenizer.decode(t.tokens, skip_special_tokens=True) for t in trajs]
-    rewards = np.zeros(len(trajs), dtype=np.float32)
-    by_task: dict[str, list[int]] = {}
-    for i, t in enumerate(trajs):
-        by_task.setdefault(t.problem.task, []).append(i)
-    for name, idx in by_task.items():
-        rewards[idx] = get_task(name).rewards([trajs[i].problem for i in idx],
-                                              [texts[i] for i in idx])
+    rewards = grade([t.problem for t in trajs], texts)
     rows = [{
         "run": run, "iteration": iteration, "problem_id": t.problem.id,
         "difficulty": t.problem.difficulty, "sample": first_sample + i % per_prompt,

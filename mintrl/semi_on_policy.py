@@ -31,7 +31,7 @@ class Trajectory:
     provenance: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     reviews: int = 0
-    verdicts: list[int] = field(default_factory=list)  # per review: first wrong step or -1
+    verdicts: list[int] = field(default_factory=list)  # per review: step, NO_ERROR, NO_VERDICT
     corrections: list[int] = field(default_factory=list)  # length of each correction
     finish_reason: str | None = None  # None while generating
 
@@ -48,10 +48,14 @@ class Intensity:
 def cut_token(tokenizer, tokens: list[int], char_cut: int) -> int:
     """Fewest leading tokens whose text reaches ``char_cut``: a boundary inside a merged token
     moves to that token's end (DESIGN.md §1.1)."""
-    for t in range(len(tokens) + 1):
-        if len(tokenizer.decode(tokens[:t], skip_special_tokens=True)) >= char_cut:
-            return t
-    return len(tokens)
+    lo, hi = 0, len(tokens)  # decoded length grows with t: binary search, O(log n) decodes
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(tokenizer.decode(tokens[:mid], skip_special_tokens=True)) >= char_cut:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _reviewed_from(text: str) -> int:

@@ -22,7 +22,21 @@ def get_task(name: str) -> Task:
         raise KeyError(f"unknown task {name!r}; known tasks: {sorted(_TASKS)}") from None
 
 
+def grade(problems: list[Problem], responses: list[str]) -> list[float]:
+    """Each response's verifiable reward from its problem's task, one batched call per task
+    (the code task runs its sandbox jobs in parallel within a call)."""
+    rewards = [0.0] * len(problems)
+    by_task: dict[str, list[int]] = {}
+    for i, p in enumerate(problems):
+        by_task.setdefault(p.task, []).append(i)
+    for name, idx in by_task.items():
+        got = get_task(name).rewards([problems[i] for i in idx], [responses[i] for i in idx])
+        for i, r in zip(idx, got, strict=True):
+            rewards[i] = float(r)
+    return rewards
+
+
 register_task(ArithTask())
 register_task(CodeTask())
 
-__all__ = ["OracleVerdict", "Problem", "Task", "get_task", "register_task"]
+__all__ = ["OracleVerdict", "Problem", "Task", "get_task", "grade", "register_task"]
