@@ -50,7 +50,7 @@ def run_point(spec: str, task: str, iterations: int, base: dict) -> dict:
     cmd = [sys.executable, "-m", "mintrl.segment", "--config", str(cfg_path), "--run", "cal",
            "--task", task, "--start", "1", "--end", str(iterations),
            "--init", str(RESULTS / "models" / task / "base"),
-           "--intervener", str(RESULTS / "models" / task / "teacher"),
+           "--teacher", str(RESULTS / "models" / task / "teacher"),
            "--prompts", str(RESULTS / "data" / task / "train_filtered.parquet"),
            "--root", str(folder / "run")]
     with open(folder / "segment.log", "w") as log:

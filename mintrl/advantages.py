@@ -32,6 +32,32 @@ def grpo_advantages(rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-
     return torch.where(std > 0, centred / (std + eps), torch.zeros_like(centred))
 
 
+@register_advantage("mentor")
+def mentor_advantages(rewards: torch.Tensor, group: torch.Tensor, is_guided: torch.Tensor,
+                      weight: float, eps: float = 1e-6) -> torch.Tensor:
+    """MENTOR's advantages (arXiv 2510.04140; DESIGN.md §1.3).
+
+    On-policy samples: group-normalised within the prompt's on-policy samples only. Guided
+    samples: ``weight · max(r − mean_on-policy, 0)``, only positive (a guided sample that fails
+    is not pushed down: it was not the policy's own choice). rewards, group (prompt id),
+    is_guided (bool): (N,). Returns (N,). A prompt without on-policy samples is an error.
+    """
+    guided = is_guided.bool()
+    on = ~guided
+    _, inverse = torch.unique(group, return_inverse=True)
+    n_groups = int(inverse.max()) + 1
+    counts = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(
+        0, inverse[on], torch.ones_like(rewards[on]))
+    if (counts == 0).any():
+        raise ValueError("mentor_advantages: a prompt has no on-policy sample")
+    mean_on = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(
+        0, inverse[on], rewards[on]) / counts
+    out = torch.zeros_like(rewards)
+    out[on] = grpo_advantages(rewards[on], group[on], eps)
+    out[guided] = weight * (rewards[guided] - mean_on[inverse[guided]]).clamp(min=0)
+    return out
+
+
 def control_values(rewards: torch.Tensor, group: torch.Tensor, is_control: torch.Tensor,
                    beta1: float | None = None) -> torch.Tensor:
     """V̂(x) per rollout from the control rollouts of its prompt only (DESIGN.md §1.2).

@@ -135,12 +135,38 @@ class DeepSpeedSpec(Strict):
     bf16: bool = Field(False, description="bf16 training (GPUs); fp32 on CPU.")
 
 
+class SFTSpec(Strict):
+    """SFT+GRPO's supervised stage: the intervention policy's complete trajectories on the
+    training prompts, then next-token training on them (DESIGN.md §1.3)."""
+
+    samples_per_prompt: int = Field(
+        4, ge=1, description="Teacher samples per training prompt (run sampling settings).")
+    only_correct: bool = Field(
+        True, description="Keep only the samples the task's reward scores 1.")
+    epochs: int = Field(2, ge=1, description="Passes over the kept samples.")
+    lr: float = Field(1e-4, gt=0, description="AdamW learning rate (constant).")
+    minibatch_size: int = Field(64, ge=1, description="Sequences per optimizer step.")
+    micro_batch_size: int = Field(32, ge=1, description="Sequences per forward/backward.")
+
+    @model_validator(mode="after")
+    def _batches(self) -> SFTSpec:
+        if self.minibatch_size % self.micro_batch_size:
+            raise ValueError("minibatch_size must be a multiple of micro_batch_size")
+        return self
+
+
+METHODS = ("grpo", "mintrl", "sft_grpo", "opd", "mentor")
+
+
 class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
-    method: Literal["grpo", "mintrl"] = Field(
-        "grpo", description="Algorithm: 'grpo' (on-policy groups, clipped surrogate) or "
-        "'mintrl' (semi-on-policy + control rollouts, advantage regression).")
+    method: Literal["grpo", "mintrl", "sft_grpo", "opd", "mentor"] = Field(
+        "grpo", description="Algorithm (DESIGN.md §1.3): 'grpo' (on-policy groups, clipped "
+        "surrogate); 'mintrl' (semi-on-policy + control rollouts, advantage regression); "
+        "'sft_grpo' (SFT on the teacher's trajectories, then GRPO); 'opd' (on-policy "
+        "distillation, reverse KL to the teacher); 'mentor' (teacher-mixed sampling at "
+        "high-entropy tokens for part of each group, arXiv 2510.04140).")
     engine: Literal["transformers"] = Field(
         "transformers", description="Rollout engine, chosen explicitly (never by what is "
         "installed): 'transformers' on CPU or GPU; 'vllm' on GPUs (later).")
@@ -190,8 +216,21 @@ class RunSpec(Strict):
         0.01, gt=0, description="Regression scale; keep β₂·n_int·|log π_t − c| small next to "
         "|r − V̂| (a prototype collapsed at β₂ >= 0.05 with c = -1).")
     intervention_iterations: int | None = Field(
-        None, ge=0, description="T_I: iterations t <= T_I use the judge and intervener; later "
-        "ones are on-policy. None: the first half of the run.")
+        None, ge=0, description="T_I, the teacher phase: MInTRL's iterations t <= T_I use the "
+        "judge and intervener, MENTOR's draw guided samples (their weight decays linearly to 0 "
+        "at T_I); later ones are on-policy. None: the first half of the run.")
+    n_guided: int = Field(
+        4, ge=1, description="MENTOR: teacher-guided samples per prompt; the other "
+        "group_size - n_guided are on-policy (same budget as GRPO).")
+    guide_quantile: float = Field(
+        0.8, gt=0, lt=1, description="MENTOR: τ is this quantile of the iteration's on-policy "
+        "token entropies; the teacher's share at a token is α = min(1, H/τ).")
+    distill_weight: float = Field(
+        1.0, gt=0, description="OPD: scale of the per-token advantage log π_I − log π_old.")
+    distill_reward_weight: float = Field(
+        0.0, ge=0, description="OPD: weight of the group-normalised reward advantage added to "
+        "every token's advantage (0: pure reverse-KL distillation).")
+    sft: SFTSpec = Field(default_factory=SFTSpec, description="SFT+GRPO's SFT stage.")
     post_phase_objective: Literal["regression", "grpo"] = Field(
         "regression", description="Objective after the intervention phase.")
     lr: float = Field(2e-5, gt=0, description="AdamW learning rate (constant).")
@@ -215,21 +254,56 @@ class RunSpec(Strict):
     def _batches(self) -> RunSpec:
         if self.minibatch_size % self.micro_batch_size:
             raise ValueError("minibatch_size must be a multiple of micro_batch_size")
+        if self.method == "mentor" and self.n_guided >= self.group_size:
+            raise ValueError(f"n_guided ({self.n_guided}) must be below group_size "
+                             f"({self.group_size}): MENTOR's advantages need on-policy samples")
         return self
 
     @property
     def phase_end(self) -> int:
-        """Last iteration of the intervention phase (0 for methods without one)."""
-        if self.method != "mintrl":
+        """Last iteration of the teacher phase (MInTRL, MENTOR); 0 for other methods."""
+        if self.method not in ("mintrl", "mentor"):
             return 0
         t = self.intervention_iterations
         return min(self.iterations, self.iterations // 2 if t is None else t)
 
+    @property
+    def rollouts_per_prompt(self) -> int:
+        """The rollout budget per prompt and iteration."""
+        return self.n_semi + self.n_control if self.method == "mintrl" else self.group_size
+
     def objective_at(self, iteration: int) -> str:
-        """Registered objective used at ``iteration``."""
-        if self.method == "grpo":
-            return "grpo"
-        return "regression" if iteration <= self.phase_end else self.post_phase_objective
+        """Registered objective (mintrl.objectives) used at ``iteration``."""
+        if self.method == "mintrl":
+            return "regression" if iteration <= self.phase_end else self.post_phase_objective
+        if self.method == "mentor":
+            return "mentor" if iteration <= self.phase_end else "grpo"
+        return {"grpo": "grpo", "sft_grpo": "grpo", "opd": "opd"}[self.method]
+
+    def rollout_mode_at(self, iteration: int) -> str:
+        """Registered rollout mode (mintrl.rollout) used at ``iteration``."""
+        if iteration <= self.phase_end:
+            return {"mintrl": "semi-on-policy", "mentor": "mixed-policy"}[self.method]
+        return "on-policy"
+
+    def guided_weight(self, iteration: int) -> float:
+        """MENTOR: weight of the guided samples' advantages, 1 at iteration 1 decaying
+        linearly to 0 after the teacher phase."""
+        if iteration > self.phase_end:
+            return 0.0
+        return 1.0 - (iteration - 1) / self.phase_end
+
+    def teacher_needed(self, first_iteration: int) -> bool:
+        """Whether a segment starting at ``first_iteration`` loads the teacher: OPD always;
+        MInTRL (unless it intervenes with itself under the oracle judge) and MENTOR while
+        their teacher phase lasts. SFT+GRPO uses it only in its SFT stage."""
+        if self.method == "opd":
+            return True
+        if first_iteration > self.phase_end:
+            return False
+        if self.method == "mintrl":
+            return self.intervener != "self" or self.judge != "oracle"
+        return self.method == "mentor"
 
 
 class RunEntry(Strict):

@@ -48,3 +48,22 @@ def response_logprobs(
         for b in range(len(p)):
             out.append(lp[b][resp[b].bool()].tolist())
     return out
+
+
+@torch.no_grad()
+def response_entropies(
+    model, prompts: list[list[int]], responses: list[list[int]], pad_id: int, batch_size: int = 64
+) -> list[list[float]]:
+    """Entropy (nats, temperature 1) of the model's next-token distribution at every response
+    position, i.e. of the distribution each response token was drawn from."""
+    out: list[list[float]] = []
+    dev = next(model.parameters()).device
+    for i in range(0, len(prompts), batch_size):
+        p, r = prompts[i : i + batch_size], responses[i : i + batch_size]
+        ids, attn, resp = pack_right_padded(p, r, pad_id)
+        logp = torch.log_softmax(
+            model(input_ids=ids.to(dev), attention_mask=attn.to(dev)).logits[:, :-1].float(), -1)
+        ent = torch.nn.functional.pad(-(logp.exp() * logp).sum(-1), (1, 0)).cpu()  # (B, T)
+        for b in range(len(p)):
+            out.append(ent[b][resp[b].bool()].tolist())
+    return out

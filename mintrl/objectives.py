@@ -34,7 +34,8 @@ def grpo_loss(
     """Token-level clipped surrogate with ratio π_θ/π_old (PPO/GRPO), optional k3 KL.
 
     logprobs, old_logprobs, mask: (B, T); advantages: (B,) broadcast over the sequence's
-    tokens; ref_logprobs: (B, T) of a frozen reference when ``kl_coef > 0``.
+    tokens, or (B, T) per token (OPD); ref_logprobs: (B, T) of a frozen reference when
+    ``kl_coef > 0``.
     Per token: ``-min(ρ A, clip(ρ, 1-ε, 1+ε) A) + kl_coef · k3``, with
     ``ρ = exp(logπ_θ - logπ_old)`` and ``k3 = exp(ref - logπ_θ) - (ref - logπ_θ) - 1``
     (Schulman's unbiased KL estimator).
@@ -44,7 +45,7 @@ def grpo_loss(
     mask = mask.to(logprobs.dtype)
     total = float(token_total) if token_total else mask.sum().clamp(min=1.0)
     ratio = torch.exp(logprobs - old_logprobs)  # (B, T)
-    adv = advantages[:, None].to(logprobs.dtype)  # (B, 1)
+    adv = (advantages[:, None] if advantages.dim() == 1 else advantages).to(logprobs.dtype)
     unclipped = ratio * adv
     clipped = ratio.clamp(1.0 - clip_eps, 1.0 + clip_eps) * adv
     per_token = -torch.minimum(unclipped, clipped)
@@ -86,3 +87,57 @@ def advantage_regression_loss(
     total = float(n_total) if n_total else float(len(residual))
     loss = (residual**2).sum() / total
     return loss, {"residual_abs": float(residual.detach().abs().sum())}
+
+
+# MENTOR's loss is GRPO's clipped surrogate; what differs is its advantages (guided samples get
+# only positive, decaying ones: mintrl.advantages.mentor_advantages).
+register_objective("mentor")(grpo_loss)
+
+
+@register_objective("opd")
+def opd_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    teacher_logprobs: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    distill_weight: float = 1.0,
+    reward_advantages: torch.Tensor | None = None,
+    reward_weight: float = 0.0,
+    clip_eps: float = 0.2,
+    token_total: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """On-policy distillation with the reverse KL (DESIGN.md §1.3), as a policy gradient.
+
+    Per-token advantage ``A_k = w · (log π_I(y_k|·) − log π_old(y_k|·))``, **detached**, in the
+    clipped surrogate with ratio π_θ/π_old: a sampled token the teacher prefers more than the
+    policy goes up, the others go down. (Back-propagating ``−(log π_θ − log π_I)`` directly
+    would push every sampled token down.) Optionally ``+ reward_weight · A_reward`` per
+    sequence (group-normalised reward advantages, (B,)).
+    logprobs, old_logprobs, teacher_logprobs, mask: (B, T). Returns (loss, stats) with
+    ``reverse_kl``: Σ over tokens of ``log π_old − log π_I`` (a k1 estimate, per-token mean
+    once divided by the token count).
+    """
+    adv = distill_weight * (teacher_logprobs - old_logprobs).detach()  # (B, T)
+    if reward_weight and reward_advantages is not None:
+        adv = adv + reward_weight * reward_advantages[:, None].to(adv.dtype)
+    loss, stats = grpo_loss(logprobs, old_logprobs, adv * mask, mask, clip_eps=clip_eps,
+                            token_total=token_total)
+    m = mask.to(logprobs.dtype)
+    stats["reverse_kl"] = float(masked_sum((old_logprobs - teacher_logprobs).detach(), m))
+    return loss, stats
+
+
+@register_objective("sft")
+def sft_loss(
+    logprobs: torch.Tensor, mask: torch.Tensor, *, token_total: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Next-token negative log-likelihood on the masked tokens (SFT+GRPO's SFT stage).
+
+    logprobs, mask: (B, T). Summed and divided by ``token_total`` (the minibatch's tokens;
+    default: this call's own count), so micro-batches accumulate to the token mean.
+    """
+    mask = mask.to(logprobs.dtype)
+    total = float(token_total) if token_total else mask.sum().clamp(min=1.0)
+    loss = -masked_sum(logprobs, mask) / total
+    return loss, {"nll_sum": float(-masked_sum(logprobs.detach(), mask))}

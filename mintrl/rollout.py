@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,11 @@ import torch
 
 from mintrl.config import RunSpec, load_run
 from mintrl.engine import Sampling, load_engine
+from mintrl.engine.mixed import MixedPolicySampler
 from mintrl.io import read_table, write_table
 from mintrl.judges import OracleJudge
+from mintrl.logprobs import response_entropies
+from mintrl.registry import Registry
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
 from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem, grade
@@ -95,41 +99,107 @@ def semi_rows(trajs, tokenizer, prompt_ids: list[list[int]], run: str, iteration
     return pd.DataFrame(rows, columns=ROLLOUTS.names)
 
 
-def iteration_rollouts(sampler, tokenizer, problems: list[Problem], spec: RunSpec, run: str,
-                       iteration: int, sampling: Sampling, judge=None, intervener=None
-                       ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """The rollouts of one iteration for the run's method and phase.
+@dataclass
+class RolloutContext:
+    """What a rollout mode may use in one iteration: the policy's sampler and tokenizer, the
+    run, and the teacher-side policies its method loads (None where it loads none)."""
 
-    GRPO: ``group_size`` on-policy rollouts per prompt. MInTRL in its intervention phase:
-    ``n_control`` control rollouts (kind "control") and ``n_semi`` semi-on-policy ones (kind
-    "semi") per prompt; after it, ``n_semi + n_control`` on-policy rollouts.
-    Returns (rows, stats): seconds per part (``generate``, ``reward``, ``judge``,
-    ``intervene``) and, for a model judge, its ``judge/…`` agreement with the oracle.
-    """
-    if spec.method == "grpo":
-        return on_policy_rollouts(sampler, tokenizer, problems, spec.group_size, sampling, run,
-                                  iteration)
-    per_prompt = spec.n_semi + spec.n_control
-    if iteration > spec.phase_end:
-        return on_policy_rollouts(sampler, tokenizer, problems, per_prompt, sampling, run,
-                                  iteration)
-    control, times = on_policy_rollouts(sampler, tokenizer, problems, spec.n_control, sampling,
-                                        run, iteration, kind="control")
+    sampler: object
+    tokenizer: object
+    spec: RunSpec
+    run: str
+    iteration: int
+    sampling: Sampling
+    judge: object = None
+    intervener: object = None
+    teacher: object = None  # an engine (``.model``) sharing the policy's vocabulary
+
+
+ROLLOUT_MODES = Registry("rollout mode")
+
+
+@ROLLOUT_MODES.register("on-policy")
+def on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
+    """GRPO, SFT+GRPO, OPD, and every method after its teacher phase: the run's whole
+    budget per prompt sampled from the policy."""
+    return on_policy_rollouts(ctx.sampler, ctx.tokenizer, problems, ctx.spec.rollouts_per_prompt,
+                              ctx.sampling, ctx.run, ctx.iteration)
+
+
+@ROLLOUT_MODES.register("semi-on-policy")
+def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
+    """MInTRL's teacher phase: ``n_control`` control rollouts (kind "control") and ``n_semi``
+    semi-on-policy ones (kind "semi") per prompt (DESIGN.md §1.1)."""
+    spec, sampling, tokenizer = ctx.spec, ctx.sampling, ctx.tokenizer
+    control, times = on_policy_rollouts(ctx.sampler, tokenizer, problems, spec.n_control,
+                                        sampling, ctx.run, ctx.iteration, kind="control")
     expanded = [p for p in problems for _ in range(spec.n_semi)]
     intensity = Intensity(spec.chunk_tokens, spec.max_reviews, spec.correction_tokens)
-    semi_sampling = Sampling(sampling.max_new_tokens, sampling.temperature, sampling.top_p,
-                             sampling.top_k, sampling.seed + 1)
     trajs, semi_times = semi_on_policy_rollouts(
-        sampler.model, tokenizer, expanded, judge, intervener, intensity, semi_sampling,
-        check_with_oracle=not isinstance(judge, OracleJudge))
+        ctx.sampler.model, tokenizer, expanded, ctx.judge, ctx.intervener, intensity,
+        replace(sampling, seed=sampling.seed + 1),
+        check_with_oracle=not isinstance(ctx.judge, OracleJudge))
     t0 = time.perf_counter()
     ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
-    semi = semi_rows(trajs, tokenizer, ids, run, iteration, spec.n_control, spec.n_semi)
+    semi = semi_rows(trajs, tokenizer, ids, ctx.run, ctx.iteration, spec.n_control, spec.n_semi)
     times["reward"] += time.perf_counter() - t0
     times["generate"] += semi_times["generate"]
     times |= {"judge": semi_times["judge"], "intervene": semi_times["intervene"]}
     times |= judge_agreement(semi_times)
     return pd.concat([control, semi], ignore_index=True), times
+
+
+@ROLLOUT_MODES.register("mixed-policy")
+def mixed_policy_mode(ctx: RolloutContext, problems: list[Problem]):
+    """MENTOR's teacher phase: ``group_size − n_guided`` on-policy samples per prompt, then
+    ``n_guided`` guided ones (kind "guided") from the student/teacher mixture, with τ the
+    ``guide_quantile`` quantile of the on-policy samples' token entropies (mintrl.engine.mixed).
+    Provenance marks the tokens the teacher is the likelier source of."""
+    spec, tokenizer, model = ctx.spec, ctx.tokenizer, ctx.sampler.model
+    n_on = spec.group_size - spec.n_guided
+    on, times = on_policy_rollouts(ctx.sampler, tokenizer, problems, n_on, ctx.sampling,
+                                   ctx.run, ctx.iteration)
+    t0 = time.perf_counter()
+    ent = response_entropies(model, list(on["prompt_ids"].map(list)),
+                             list(on["response_ids"].map(list)), tokenizer.pad_token_id)
+    tau = float(np.quantile(np.concatenate([np.asarray(e) for e in ent]), spec.guide_quantile))
+    expanded = [p for p in problems for _ in range(spec.n_guided)]
+    ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
+    mixer = MixedPolicySampler(model, ctx.teacher.model, tokenizer.eos_token_id,
+                               tokenizer.pad_token_id, batch_size=512)
+    gen = mixer.generate(ids, replace(ctx.sampling, seed=ctx.sampling.seed + 1), tau)
+    t1 = time.perf_counter()
+    texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
+    rewards = grade(expanded, texts)
+    rows = [{
+        "run": ctx.run, "iteration": ctx.iteration, "problem_id": p.id,
+        "difficulty": p.difficulty, "sample": n_on + i % spec.n_guided, "kind": "guided",
+        "prompt_ids": ids[i], "response_ids": gen.token_ids[i], "provenance": gen.guided[i],
+        "logprobs": gen.logprobs[i], "reward": float(rewards[i]),
+        "finish_reason": gen.finish_reasons[i], "reviews": 0, "interventions": 0,
+        "verdicts": [], "text": texts[i],
+    } for i, p in enumerate(expanded)]
+    guided = pd.DataFrame(rows, columns=ROLLOUTS.names)
+    alphas = np.concatenate([np.asarray(a) for a in gen.alphas])
+    flags = np.concatenate([np.asarray(g) for g in gen.guided])
+    times["generate"] += t1 - t0
+    times["reward"] += time.perf_counter() - t1
+    times |= {"mentor/tau": tau, "mentor/alpha_mean": float(alphas.mean()),
+              "mentor/guided_token_share": float(flags.mean()),
+              "mentor/guided_weight": spec.guided_weight(ctx.iteration)}
+    return pd.concat([on, guided], ignore_index=True), times
+
+
+def iteration_rollouts(sampler, tokenizer, problems: list[Problem], spec: RunSpec, run: str,
+                       iteration: int, sampling: Sampling, judge=None, intervener=None,
+                       teacher=None) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The rollouts of one iteration, by the rollout mode of the run's method and phase
+    (``RunSpec.rollout_mode_at``). Returns (rows, stats): seconds per part (``generate``,
+    ``reward``, ``judge``, ``intervene``) and the mode's own statistics (``judge/…``,
+    ``mentor/…``)."""
+    ctx = RolloutContext(sampler, tokenizer, spec, run, iteration, sampling, judge, intervener,
+                         teacher)
+    return ROLLOUT_MODES.lookup(spec.rollout_mode_at(iteration))(ctx, problems)
 
 
 def judge_agreement(stats: dict[str, float]) -> dict[str, float]:
@@ -151,9 +221,13 @@ def intervention_stats(df: pd.DataFrame) -> dict[str, float]:
     out: dict[str, float] = {}
     for kind, part in df.groupby("kind"):
         out[f"rollout/reward_{kind}"] = float(part["reward"].mean())
+    solved = df.groupby(["problem_id", "kind"])["reward"].max().unstack("kind")
+    if {"on-policy", "guided"} <= set(df["kind"]):  # MENTOR: guided vs on-policy samples
+        out["coverage/on-policy"] = float((solved["on-policy"] > 0).mean())
+        out["coverage/guided"] = float((solved["guided"] > 0).mean())
+        out["coverage/combined"] = float((solved.max(axis=1) > 0).mean())
     if not {"control", "semi"} <= set(df["kind"]):
         return out
-    solved = df.groupby(["problem_id", "kind"])["reward"].max().unstack("kind")
     out["coverage/control"] = float((solved["control"] > 0).mean())
     out["coverage/semi"] = float((solved["semi"] > 0).mean())
     out["coverage/combined"] = float((solved.max(axis=1) > 0).mean())
@@ -208,8 +282,8 @@ def main(argv: list[str] | None = None) -> None:
                               run.seed, args.iteration)
     sampling = sampling_for(run.spec, cfg.tasks[args.task].max_new_tokens,
                             iteration_seed(run.seed, args.iteration))
-    df, times = on_policy_rollouts(engine, tokenizer, problems, run.spec.group_size, sampling,
-                                   run.name, args.iteration)
+    df, times = on_policy_rollouts(engine, tokenizer, problems, run.spec.rollouts_per_prompt,
+                                   sampling, run.name, args.iteration)
     write_table(args.out, df, ROLLOUTS)
     print(f"[rollout] {len(df)} rollouts, " + ", ".join(
         f"{k} {v:.3f}" for k, v in rollout_stats(df).items()) + f"; {times}", flush=True)

@@ -30,6 +30,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from mintrl.chat_policies import ChatIntervener  # noqa: E402
 from mintrl.config import Run, load_run  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
+from mintrl.engine.mixed import shared_vocab_check  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
 from mintrl.inspector import write_inspector  # noqa: E402
 from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
@@ -104,15 +105,17 @@ def run_segment(args, cfg, run: Run) -> dict:
     if optim:
         load_optimizer_state(engine, optim)
     t_ready = time.perf_counter()
-    print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end}"
-          + (f" (resumed after {done})" if src else ""), flush=True)
+    print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
+          + (f"{src} (resumed after {done})" if src else str(args.init)), flush=True)
     sampler = TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
                                  batch_size=512)
-    judge, intervener = intervention_policies(spec, args, sampler, tokenizer, done + 1)
+    teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
+    judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
+                                              done + 1)
     problems = load_problems(args.prompts)
     for it in range(done + 1, args.end + 1):
         metrics = iterate(engine, sampler, tokenizer, problems, run, args, it, max_new,
-                          ref_model, judge, intervener)
+                          ref_model, judge, intervener, teacher)
         t0 = time.perf_counter()
         out = iter_dir(root, it)
         # working state inside the segment (pruned as it moves on); the kept one at its end
@@ -139,16 +142,26 @@ def run_segment(args, cfg, run: Run) -> dict:
     }
 
 
-def intervention_policies(spec, args, sampler, tokenizer, first: int):
-    """Judge and intervener for a segment that has intervention-phase iterations, else None."""
+def load_teacher(spec, args, tokenizer, first: int):
+    """The teacher's (engine, tokenizer) when a segment starting at ``first`` needs it
+    (``RunSpec.teacher_needed``), else (None, None). OPD and MENTOR compare the two models'
+    distributions token by token: a teacher with another vocabulary is an error."""
+    if not spec.teacher_needed(first):
+        return None, None
+    if not args.teacher:
+        raise SystemExit(f"this {spec.method} run needs the teacher: pass --teacher CHECKPOINT")
+    teacher, tok = load_engine(spec.engine, str(args.teacher), batch_size=512,
+                               device=args.device)
+    if spec.method in ("opd", "mentor"):
+        shared_vocab_check(tokenizer, tok, spec.method)
+    teacher.model.eval()
+    return teacher, tok
+
+
+def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
+    """Judge and intervener for a MInTRL segment with intervention-phase iterations, else None."""
     if spec.method != "mintrl" or first > spec.phase_end:
         return None, None
-    if not args.intervener and (spec.intervener != "self" or spec.judge != "oracle"):
-        raise SystemExit("this MInTRL run needs the teacher: pass --intervener CHECKPOINT")
-    teacher = tok = None
-    if args.intervener:
-        teacher, tok = load_engine(spec.engine, str(args.intervener), batch_size=512,
-                                   device=args.device)
     judge = make_judge(spec.judge, teacher, tok, spec.judge_threshold)
     if spec.judge_miss_rate or spec.judge_false_alarm_rate:
         judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
@@ -180,7 +193,7 @@ def const_c(spec, root: Path) -> float | None:
 
 
 def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_model, judge,
-            intervener) -> dict:
+            intervener, teacher) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
     t0 = time.perf_counter()
     spec = run.spec
@@ -188,13 +201,17 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
     engine.module.eval()
     df, times = iteration_rollouts(sampler, tokenizer, batch, spec, run.name, it,
                                    sampling_for(spec, max_new, iteration_seed(run.seed, it)),
-                                   judge, intervener)
+                                   judge, intervener, teacher)
     write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
     write_inspector(df, tokenizer, iter_dir(args.root, it) / "inspector.html")
     objective = spec.objective_at(it)
     c = const_c(spec, args.root) if objective == "regression" else None
+    # the teacher scores the sampled tokens: OPD's advantages, and the teacher-vs-policy KL
+    # that OPD and MENTOR log
+    scorer = teacher.model if teacher and spec.method in ("opd", "mentor") else None
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
-                            iteration_seed(run.seed, it, 2), args.device, ref_model, c)
+                            iteration_seed(run.seed, it, 2), args.device, ref_model, c,
+                            teacher_model=scorer, iteration=it)
     extra = {"intervention/const_c": c} if c is not None else {}
     return {"iteration": it, **rollout_stats(df), **stats, **extra,
             **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
@@ -212,7 +229,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--init", type=Path, required=True, help="checkpoint after iteration start-1")
     ap.add_argument("--init-optim", type=Path, help="optimizer state after iteration start-1")
     ap.add_argument("--reference", type=Path, help="frozen KL reference (when kl_coef > 0)")
-    ap.add_argument("--intervener", type=Path, help="intervener checkpoint (MInTRL, teacher)")
+    ap.add_argument("--teacher", type=Path, help="teacher checkpoint: MInTRL's judge and "
+                    "intervener, OPD's and MENTOR's teacher")
     ap.add_argument("--prompts", type=Path, required=True)
     ap.add_argument("--root", type=Path, required=True, help="the run's folder")
     ap.add_argument("--out-model", type=Path, help="default: <root>/iter_<end>/model")

@@ -37,9 +37,15 @@ def metric_key(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-. /:]", "_", "/".join(parts).replace("@", "_at_"))
 
 
-def collect_metrics(segments: list[Path], evals: list[Path]) -> list[tuple[str, float, int]]:
-    """(key, value, step) from segment and evaluation files; keys start with the task."""
+def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = ()
+                    ) -> list[tuple[str, float, int]]:
+    """(key, value, step) from segment, evaluation and SFT-stage files; keys start with the
+    task. SFT metrics (SFT+GRPO's supervised stage, before RL) are at step 0."""
     out = []
+    for path in sft:
+        m = json.loads(path.read_text())
+        out += [(metric_key(m["task"], "sft", k), v, 0) for k, v in m.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)]
     for path in segments:
         seg = json.loads(path.read_text())
         task = seg["task"]
@@ -74,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--run", required=True, help="a run of the config, or 'base'")
     ap.add_argument("--segments", nargs="*", type=Path, default=[])
     ap.add_argument("--evals", nargs="*", type=Path, default=[])
+    ap.add_argument("--sft", nargs="*", type=Path, default=[], help="SFT stage metrics files")
     ap.add_argument("--artifacts", nargs="*", type=Path, default=[])
     ap.add_argument("--out", required=True, type=Path, help="what was logged (JSON)")
     args = ap.parse_args(argv)
@@ -87,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
             "git_commit": git_commit()}
     summary = log_run(cfg.tracking_uri, cfg.experiment, args.run,
                       params=run_params(cfg, run), tags=tags,
-                      metrics=collect_metrics(args.segments, args.evals),
+                      metrics=collect_metrics(args.segments, args.evals, args.sft),
                       artifacts=[*args.artifacts, *inspector_pages(args.segments)])
     write_json(args.out, summary | {"run": args.run, "tracking_uri": cfg.tracking_uri,
                                     "experiment": cfg.experiment})

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.advantages import control_values, grpo_advantages
+from mintrl.advantages import control_values, grpo_advantages, mentor_advantages
 from mintrl.anchors import get_anchor
 from mintrl.config import RunSpec
 from mintrl.io import atomic_path
@@ -43,8 +43,9 @@ def init_distributed(device: str) -> None:
     deepspeed.init_distributed(dist_backend="nccl" if device.startswith("cuda") else "gloo")
 
 
-def deepspeed_engine(model, spec: RunSpec, device: str = "cpu"):
-    """Wrap ``model`` in a DeepSpeed engine with AdamW at a constant learning rate.
+def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None = None):
+    """Wrap ``model`` in a DeepSpeed engine with AdamW at a constant learning rate
+    (``spec.lr`` unless ``lr`` is given: the SFT stage has its own).
 
     The optimizer is torch's AdamW handed to DeepSpeed (fused on CUDA): DeepSpeed's own CPU
     Adam would JIT-compile a C++ op on a fresh machine. We own the accumulation boundary
@@ -55,8 +56,9 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu"):
 
     init_distributed(device)
     model.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay,
-                                  betas=(0.9, 0.999), fused=device.startswith("cuda"))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr or spec.lr,
+                                  weight_decay=spec.weight_decay, betas=(0.9, 0.999),
+                                  fused=device.startswith("cuda"))
     ds_config = {
         "train_micro_batch_size_per_gpu": spec.micro_batch_size,
         "gradient_accumulation_steps": 1,
@@ -98,9 +100,10 @@ class MicroBatch:
     generator_logprobs: torch.Tensor  # log-prob recorded by each token's generator
 
 
-def plan_minibatches(n: int, spec: RunSpec, seed: int) -> list[list[np.ndarray]]:
+def plan_minibatches(n: int, spec, seed: int) -> list[list[np.ndarray]]:
     """Shuffled minibatches of about ``minibatch_size`` rows, each split into micro-batches
-    of at most ``micro_batch_size`` rows. Returns index arrays only (no tensors yet)."""
+    of at most ``micro_batch_size`` rows, for ``epochs`` passes (``spec``: a RunSpec or an
+    SFTSpec). Returns index arrays only (no tensors yet)."""
     rng = np.random.default_rng(seed)
     plans = []
     for _ in range(spec.epochs):
@@ -147,16 +150,22 @@ class Targets:
     """Per-rollout quantities fixed for the iteration, each (N,)."""
 
     rewards: torch.Tensor
-    advantages: torch.Tensor | None = None  # GRPO
+    advantages: torch.Tensor | None = None  # GRPO, MENTOR, OPD's optional reward term
     values: torch.Tensor | None = None  # regression: V̂(x) of the rollout's prompt
 
 
-def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str) -> Targets:
-    """Advantages (GRPO) or values (regression) from raw rewards: computed at train time."""
+def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str,
+                      iteration: int = 0) -> Targets:
+    """Advantages (GRPO, MENTOR, OPD) or values (regression) from raw rewards: computed at
+    train time, never stored with the rollouts."""
     rewards = torch.tensor(df["reward"].to_numpy(), dtype=torch.float32)
     group = torch.tensor(pd.factorize(df["problem_id"])[0])
-    if objective == "grpo":
+    if objective in ("grpo", "opd"):
         return Targets(rewards, advantages=grpo_advantages(rewards, group, eps=spec.adv_eps))
+    if objective == "mentor":
+        guided = torch.tensor((df["kind"] == "guided").to_numpy())
+        return Targets(rewards, advantages=mentor_advantages(
+            rewards, group, guided, spec.guided_weight(iteration), eps=spec.adv_eps))
     kinds = df["kind"].to_numpy()
     # In the intervention phase V̂ comes from the control rollouts only; after it every
     # rollout is on-policy and V̂ is their mean.
@@ -165,12 +174,13 @@ def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str) -> Target
 
 
 def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: str, device: str,
-                   ref_model=None, const_c: float | None = None) -> dict:
+                   ref_model=None, const_c: float | None = None, teacher_model=None) -> dict:
     """Log-probs of π_t (= π_old) with the exact packing of the training pass, so the first
     ratio is 1 and Proxy's step-0 residual is exactly −(r − V̂); the anchor of each rollout
-    (regression) and the KL reference's log-probs (GRPO with kl_coef > 0)."""
-    out = {"old": [], "ref": [], "anchor": [], "entropy": 0.0, "tokens": 0.0,
-           "int_logprob_sum": 0.0, "int_tokens": 0.0}
+    (regression), the KL reference's log-probs (GRPO with kl_coef > 0) and the teacher's
+    log-probs on the sampled tokens (OPD's advantages; the teacher-vs-policy KL on samples)."""
+    out = {"old": [], "ref": [], "anchor": [], "teacher": [], "entropy": 0.0, "tokens": 0.0,
+           "int_logprob_sum": 0.0, "int_tokens": 0.0, "teacher_kl_sum": 0.0}
     anchor_fn = get_anchor(spec.anchor) if objective == "regression" else None
     engine.module.eval()
     with torch.no_grad():
@@ -187,6 +197,12 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
                                                mb.response_mask.to(device), c=const_c))
             if objective == "grpo" and spec.kl_coef > 0:
                 out["ref"].append(forward_logprobs(ref_model, mb, device)[0])
+            if teacher_model is not None:
+                t = forward_logprobs(teacher_model, mb, device)[0]
+                out["teacher"].append(t)
+                out["teacher_kl_sum"] += float(lp.sum() - t.sum())  # both 0 off-response
+    if objective == "opd" and not out["teacher"]:
+        raise ValueError("the opd objective needs the teacher's log-probs: pass teacher_model")
     return out
 
 
@@ -194,7 +210,13 @@ def micro_loss(objective: str, lp, mb: MicroBatch, j: int, ref: dict, targets: T
                spec: RunSpec, device: str, mb_tokens: float, mb_rows: int):
     """The registered objective on one micro-batch, normalised to its minibatch."""
     fn = get_objective(objective)
-    if objective == "grpo":
+    if objective == "opd":
+        return fn(lp, ref["old"][j], ref["teacher"][j], mb.response_mask.to(device),
+                  distill_weight=spec.distill_weight,
+                  reward_advantages=targets.advantages[mb.rows].to(device),
+                  reward_weight=spec.distill_reward_weight, clip_eps=spec.clip_eps,
+                  token_total=mb_tokens)
+    if objective in ("grpo", "mentor"):
         return fn(lp, ref["old"][j], targets.advantages[mb.rows].to(device),
                   mb.response_mask.to(device), clip_eps=spec.clip_eps, kl_coef=spec.kl_coef,
                   ref_logprobs=ref["ref"][j] if ref["ref"] else None, token_total=mb_tokens)
@@ -204,17 +226,21 @@ def micro_loss(objective: str, lp, mb: MicroBatch, j: int, ref: dict, targets: T
 
 def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad_id: int,
                     seed: int, device: str = "cpu", ref_model=None,
-                    const_c: float | None = None) -> dict[str, float]:
-    """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``.
+                    const_c: float | None = None, teacher_model=None,
+                    iteration: int = 0) -> dict[str, float]:
+    """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``
+    (and ``distill/teacher_kl`` when a teacher is given).
 
-    ``objective``: a registered name ("grpo", "regression"); ``const_c``: the Const anchor's
-    per-intervention-token log-prob.
+    ``objective``: a registered name ("grpo", "regression", "opd", "mentor"); ``const_c``: the
+    Const anchor's per-intervention-token log-prob; ``teacher_model``: the teacher scoring the
+    sampled tokens (OPD needs it); ``iteration``: for schedules (MENTOR's guided weight).
     """
     t0 = time.perf_counter()
-    targets = iteration_targets(df, spec, objective)
+    targets = iteration_targets(df, spec, objective, iteration)
     plans = plan_minibatches(len(df), spec, seed)
     micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
-    ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c)
+    ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
+                         teacher_model)
     t1 = time.perf_counter()
 
     engine.module.train()
@@ -257,6 +283,9 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
         out["policy/advantage_abs"] = float(targets.advantages.abs().mean())
     if ref["int_tokens"]:
         out["intervention/policy_logprob"] = ref["int_logprob_sum"] / ref["int_tokens"]
+    if ref["teacher"]:
+        # k1 estimate of KL(π_t ‖ π_I) per token on the sampled tokens
+        out["distill/teacher_kl"] = ref["teacher_kl_sum"] / max(ref["tokens"], 1.0)
     if objective == "regression":
         out |= step0_residuals(df, micro, ref, targets, spec)
     return out

@@ -51,7 +51,8 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
                             "metrics.json").read_text())
             assert m["run"] == "grpo-s0" and m["iteration"] == it
     table = pd.read_csv(finished_run / "results" / "summary" / "table.csv", index_col=0)
-    assert list(table.index) == ["base", "grpo-s0", "mintrl-proxy", "teacher"]
+    assert list(table.index) == ["base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor",
+                                 "teacher"]
     assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
                                    "average"]
     assert (finished_run / "results" / "summary" / "reward.png").stat().st_size > 0
@@ -84,7 +85,7 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
 
     runs = {r["name"]: r for r in read_runs(
         f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}
-    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy"}
+    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor"}
     grpo = runs["grpo-s0"]
     assert grpo["tags"]["method"] == "grpo" and grpo["tags"]["seed"] == "0"
     assert grpo["tags"]["git_commit"] and len(grpo["tags"]["mintrl.config_hash"]) == 12
@@ -95,6 +96,37 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
     assert "table.md" in grpo["artifacts"]
     assert "inspector" in runs["mintrl-proxy"]["artifacts"]  # rollout pages per iteration
     assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["arith/coverage/semi"]] == [1, 2]
+    # SFT+GRPO's SFT compute is logged with its run, before RL (step 0)
+    assert [s for s, _ in runs["sft-grpo"]["metrics"]["arith/sft/time/total"]] == [0]
+    assert [s for s, _ in runs["mentor"]["metrics"]["arith/mentor/guided_token_share"]] == [1, 2]
+
+
+def test_the_other_baselines_run_through_the_same_dag(finished_run):
+    import pandas as pd
+
+    runs = finished_run / "results" / "runs" / "arith"
+    # SFT+GRPO: an SFT stage on the teacher's trajectories, then GRPO from its checkpoint
+    sft = json.loads((runs / "sft-grpo/sft/metrics.json").read_text())
+    assert sft["samples"] == 16 * 2 and sft["kept"] == 32  # micro: only_correct off
+    assert sft["sft/optimizer_steps"] > 0 and sft["time/total"] > 0
+    samples = pd.read_parquet(runs / "sft-grpo/sft/samples.parquet")
+    assert set(samples["kind"]) == {"sft"} and (samples["provenance"].map(min) == 1).all()
+    log = (finished_run / "results/logs/segment/arith_sft-grpo_2.log").read_text()
+    assert "from results/runs/arith/sft-grpo/sft/model" in log
+    # OPD: on-policy groups, the teacher's KL on the samples logged every iteration
+    for it in (1, 2):
+        df = pd.read_parquet(runs / f"opd/iter_{it}/rollouts.parquet")
+        assert set(df["kind"]) == {"on-policy"} and len(df) == 16
+        assert "distill/teacher_kl" in json.loads((runs / f"opd/iter_{it}/metrics.json")
+                                                  .read_text())
+    # MENTOR: half of each group guided by the teacher while T_I lasts
+    df = pd.read_parquet(runs / "mentor/iter_1/rollouts.parquet")
+    assert df["kind"].value_counts().to_dict() == {"on-policy": 8, "guided": 8}
+    assert (df.loc[df["kind"] == "on-policy", "provenance"].map(sum) == 0).all()
+    m = json.loads((runs / "mentor/iter_2/metrics.json").read_text())
+    assert m["mentor/guided_weight"] == 0.5 and m["mentor/tau"] > 0
+    assert 0 <= m["mentor/guided_token_share"] <= 1 and "distill/teacher_kl" in m
+    assert (finished_run / "results/eval/arith/mentor/iter_2/metrics.json").exists()
 
 
 def test_a_finished_run_has_nothing_left_to_do(finished_run):

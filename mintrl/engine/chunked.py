@@ -9,13 +9,11 @@ re-encoded the prefix every round paid 2.4–3.7x a plain round).
 
 from __future__ import annotations
 
-import inspect
-
 import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
-from mintrl.engine.transformers_engine import filter_logits
+from mintrl.engine.transformers_engine import cache_kwarg, filter_logits
 
 
 class ChunkedDecoder:
@@ -26,8 +24,7 @@ class ChunkedDecoder:
                  generator: torch.Generator):
         self.model, self.eos, self.pad = model, eos, pad
         self.sampling, self.gen = sampling, generator
-        params = inspect.signature(model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._cache_kw = cache_kwarg(model)
         self.dev = next(model.parameters()).device
         n, width = len(prompts), max(map(len, prompts))
         ids = torch.full((n, width), pad, dtype=torch.long)

@@ -31,6 +31,12 @@ def filter_logits(logits: torch.Tensor, sampling: Sampling) -> torch.Tensor:
     return logits
 
 
+def cache_kwarg(model) -> str:
+    """transformers renamed ``past_key_values`` to ``cache``; accept both generations."""
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
 class TransformersEngine:
     """Batched sampling from a transformers causal LM (CPU or GPU)."""
 
@@ -39,9 +45,7 @@ class TransformersEngine:
         self.eos = eos_token_id
         self.pad = pad_token_id
         self.batch_size = batch_size
-        # transformers renamed `past_key_values` to `cache`; accept both generations.
-        params = inspect.signature(model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._cache_kw = cache_kwarg(model)
 
     @property
     def device(self) -> torch.device:

@@ -79,6 +79,8 @@ def _is_kept(run, it):
 def checkpoint_dir(task, run, it):
     """Model after iteration `it`: kept (evaluated or final) or a temporary hand-off."""
     if int(it) == 0:
+        if run in RUNS and RUNS[run].spec.method == "sft_grpo":  # GRPO starts from its SFT
+            return f"results/runs/{task}/{run}/sft/model"
         return f"results/models/{task}/base"
     if _is_kept(run, it):
         return f"results/runs/{task}/{run}/iter_{it}/model"
@@ -116,17 +118,15 @@ def segment_init_optim(wildcards):
     return [] if start == 1 else optimizer_dir(wildcards.task, wildcards.run, start - 1)
 
 
-def segment_intervener(wildcards):
-    """The teacher checkpoint, for MInTRL segments with intervention-phase iterations."""
-    spec = RUNS[wildcards.run].spec
-    needs_teacher = spec.intervener != "self" or spec.judge != "oracle"
-    if spec.method == "mintrl" and needs_teacher and segment_start(wildcards) <= spec.phase_end:
+def segment_teacher(wildcards):
+    """The teacher checkpoint, for segments whose method uses it then (RunSpec.teacher_needed)."""
+    if RUNS[wildcards.run].spec.teacher_needed(segment_start(wildcards)):
         return f"results/models/{wildcards.task}/teacher"
     return []
 
 
-def intervener_flag(wildcards, input):
-    return f"--intervener {input.intervener}" if input.intervener else ""
+def teacher_flag(wildcards, input):
+    return f"--teacher {input.teacher}" if input.teacher else ""
 
 
 def init_optim_flag(wildcards, input):
@@ -143,6 +143,14 @@ def run_segment_metrics(wildcards):
     spec = RUNS[wildcards.tracked].spec
     return [segment_metrics(t, wildcards.tracked, e) for t in run_tasks(wildcards.tracked)
             for e in segment_ends(spec)]
+
+
+def run_sft_metrics(wildcards):
+    """SFT+GRPO's SFT stage metrics (its compute), logged with the run."""
+    run = RUNS.get(wildcards.tracked)
+    if run is None or run.spec.method != "sft_grpo":
+        return []
+    return [f"results/runs/{t}/{wildcards.tracked}/sft/metrics.json" for t in run.tasks]
 
 
 def run_evaluations(run):

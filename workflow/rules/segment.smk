@@ -5,7 +5,7 @@ rule segment:
     input:
         init=segment_init,
         init_optim=segment_init_optim,
-        intervener=segment_intervener,
+        teacher=segment_teacher,
         prompts="results/data/{task}/train_filtered.parquet",
     output:
         model=directory("results/runs/{task}/{run}/iter_{it}/model"),
@@ -22,13 +22,13 @@ rule segment:
         settings=run_settings,
         start=segment_start,
         init_optim=init_optim_flag,
-        intervener=intervener_flag,
+        teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
     threads: 1
     shell:
         "python -m mintrl.segment --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --start {params.start} --end {wildcards.it} "
-        "--init {input.init} {params.init_optim} {params.intervener} --prompts {input.prompts} "
+        "--init {input.init} {params.init_optim} {params.teacher} --prompts {input.prompts} "
         "--root {params.root} --out-model {output.model} --out-optim {output.optim} "
         "--out-metrics {output.metrics} --threads {threads} > {log} 2>&1"
 
@@ -43,5 +43,5 @@ use rule segment as segment_handoff with:
         settings=run_settings,
         start=segment_start,
         init_optim=init_optim_flag,
-        intervener=intervener_flag,
+        teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),

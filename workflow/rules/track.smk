@@ -2,6 +2,7 @@
 rule track:
     input:
         segments=run_segment_metrics,
+        sft=run_sft_metrics,
         evals=tracked_evaluations,
         artifacts=list(SUMMARY.values()),
     output:
@@ -16,5 +17,5 @@ rule track:
         config=CONFIG_FILE,
     shell:
         "python -m mintrl.track --config {params.config} --run {wildcards.tracked} "
-        "--segments {input.segments} --evals {input.evals} --artifacts {input.artifacts} "
+        "--segments {input.segments} --sft {input.sft} --evals {input.evals} --artifacts {input.artifacts} "
         "--out {output} > {log} 2>&1"

@@ -1,0 +1,146 @@
+"""Stage ``sft``: SFT+GRPO's supervised stage (DESIGN.md §1.3).
+
+    python -m mintrl.sft --config results/config/resolved.yaml --run sft-grpo --task arith \
+        --teacher results/models/arith/teacher --init results/models/arith/base \
+        --prompts results/data/arith/train_filtered.parquet --out results/runs/arith/sft-grpo/sft
+
+The intervention policy (the teacher) samples ``sft.samples_per_prompt`` complete trajectories
+per training prompt; those its reward scores 1 are kept (``sft.only_correct``); the policy is
+fine-tuned on them with next-token loss (DeepSpeed, like RL). Writes ``<out>/model`` (GRPO's
+iteration-0 policy), ``<out>/samples.parquet`` (the trajectories, ROLLOUTS schema, kind "sft")
+and ``<out>/metrics.json`` (its compute: reported, not counted as RL iterations).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from mintrl.config import SFTSpec, load_run
+from mintrl.io import write_json, write_table
+from mintrl.objectives import get_objective
+from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
+from mintrl.schemas import INTERVENTION, ROLLOUTS
+from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, plan_minibatches
+
+SAMPLE_SEED, PLAN_SEED = 3, 4  # purposes of iteration_seed(run seed, 0, purpose)
+
+
+def teacher_trajectories(teacher, teacher_tok, policy_tok, problems, n: int, sampling,
+                         run: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """``n`` teacher samples per prompt as ROLLOUTS rows (kind "sft", every token the
+    intervention policy's), in the *policy's* token ids: the same ids when the vocabularies
+    match, else the text re-tokenized (EOS kept) with unknown (NaN) log-probs."""
+    df, times = on_policy_rollouts(teacher, teacher_tok, problems, n, sampling, run, 0, kind="sft")
+    if teacher_tok.get_vocab() != policy_tok.get_vocab():
+        prompts = policy_tok([p.prompt for p in problems for _ in range(n)],
+                             add_special_tokens=False)["input_ids"]
+        texts = policy_tok(list(df["text"]), add_special_tokens=False)["input_ids"]
+        eos = [[policy_tok.eos_token_id] if r == "stop" else [] for r in df["finish_reason"]]
+        df["prompt_ids"] = prompts
+        df["response_ids"] = [t + e for t, e in zip(texts, eos, strict=True)]
+        df["logprobs"] = df["response_ids"].map(lambda ids: [float("nan")] * len(ids))
+    df["provenance"] = df["response_ids"].map(lambda ids: [INTERVENTION] * len(ids))
+    return df, times
+
+
+def sft_train(engine, df: pd.DataFrame, spec: SFTSpec, pad_id: int, seed: int,
+              device: str = "cpu") -> dict[str, float]:
+    """``spec.epochs`` passes of next-token training on every response token of ``df``;
+    one optimizer step per minibatch. Returns loss, steps, tokens and seconds."""
+    loss_fn = get_objective("sft")
+    plans = plan_minibatches(len(df), spec, seed)
+    engine.module.train()
+    losses, tokens, t0 = [], 0.0, time.perf_counter()
+    for mini in plans:
+        micro = [pack(df, rows, pad_id) for rows in mini]
+        mb_tokens = float(sum(m.response_mask.sum() for m in micro))
+        step_loss = 0.0
+        for j, mb in enumerate(micro):
+            engine.set_gradient_accumulation_boundary(j == len(micro) - 1)
+            lp, _ = forward_logprobs(engine, mb, device)
+            loss, _ = loss_fn(lp, mb.response_mask.to(device), token_total=mb_tokens)
+            engine.backward(loss)
+            step_loss += loss.item()
+        engine.step()
+        losses.append(step_loss)
+        tokens += mb_tokens
+    return {"sft/first_loss": losses[0], "sft/final_loss": float(np.mean(losses[-5:])),
+            "sft/optimizer_steps": float(len(plans)), "sft/trained_tokens": tokens,
+            "time/sft_train": time.perf_counter() - t0}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mintrl.engine import load_engine
+    from mintrl.pretrain import save_checkpoint
+
+    ap = argparse.ArgumentParser(prog="python -m mintrl.sft", description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--task", required=True)
+    ap.add_argument("--teacher", type=Path, required=True, help="intervention policy checkpoint")
+    ap.add_argument("--init", type=Path, required=True, help="policy to fine-tune (the base)")
+    ap.add_argument("--prompts", type=Path, required=True, help="training prompts (Parquet)")
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder for model/, samples.parquet, metrics.json")
+    ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
+    ap.add_argument("--threads", type=int)
+    args = ap.parse_args(argv)
+    cfg, run = load_run(args.config, args.run)
+    spec = run.spec.sft
+    device = args.device or cfg.device
+    torch.set_num_threads(args.threads or cfg.threads)
+    t_start = time.perf_counter()
+    print(f"[sft] {run.name}/{args.task}: {spec.samples_per_prompt} teacher samples per prompt, "
+          f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
+
+    teacher, teacher_tok = load_engine(run.spec.engine, str(args.teacher), batch_size=512,
+                                       device=device)
+    policy_tok = AutoTokenizer.from_pretrained(args.init)
+    problems = load_problems(args.prompts)
+    sampling = sampling_for(run.spec, cfg.tasks[args.task].max_new_tokens,
+                            iteration_seed(run.seed, 0, SAMPLE_SEED))
+    samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok, problems,
+                                          spec.samples_per_prompt, sampling, run.name)
+    write_table(args.out / "samples.parquet", samples, ROLLOUTS)
+    kept = samples[samples["reward"] > 0] if spec.only_correct else samples
+    if kept.empty:
+        raise SystemExit(f"sft: none of the teacher's {len(samples)} samples is correct; "
+                         "set sft.only_correct: false or check the teacher")
+    kept = kept.reset_index(drop=True)
+    n_teacher = sum(p.numel() for p in teacher.model.parameters())
+    del teacher
+
+    model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
+    engine = deepspeed_engine(model, run.spec, device, lr=spec.lr)
+    stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
+                      iteration_seed(run.seed, 0, PLAN_SEED), device)
+    save_checkpoint(engine.module, policy_tok, args.out / "model")
+    n_params = sum(p.numel() for p in engine.module.parameters())
+    generated = float(samples["response_ids"].map(len).sum())
+    metrics = {
+        "run": run.name, "task": args.task, "samples": len(samples), "kept": len(kept),
+        "teacher_accuracy": float(samples["reward"].mean()),
+        "teacher_tokens": generated, **stats,
+        "time/teacher_generate": times["generate"], "time/reward": times["reward"],
+        "time/total": time.perf_counter() - t_start,
+        # generation ≈ 2·N FLOPs per token (teacher), training ≈ 6·N per token (policy)
+        "compute/flops_estimate": 2 * n_teacher * generated
+        + 6 * n_params * stats["sft/trained_tokens"],
+    }
+    write_json(args.out / "metrics.json", metrics)
+    print(f"[sft] kept {len(kept)}/{len(samples)} teacher samples "
+          f"(teacher accuracy {metrics['teacher_accuracy']:.3f}); loss "
+          f"{stats['sft/first_loss']:.3f} -> {stats['sft/final_loss']:.3f} in "
+          f"{stats['sft/optimizer_steps']:.0f} steps; {metrics['time/total']:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+# SFT+GRPO's supervised stage: the teacher's correct trajectories on the training prompts, then
+# next-token training of the base; its model is the run's iteration-0 policy (checkpoint_dir).
+rule sft:
+    input:
+        init="results/models/{task}/base",
+        teacher="results/models/{task}/teacher",
+        prompts="results/data/{task}/train_filtered.parquet",
+    output:
+        model=directory("results/runs/{task}/{run}/sft/model"),
+        samples="results/runs/{task}/{run}/sft/samples.parquet",
+        metrics="results/runs/{task}/{run}/sft/metrics.json",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/sft/{task}_{run}.log",
+    benchmark:
+        "results/benchmarks/rules/sft/{task}_{run}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=run_settings,
+        out=subpath(output.metrics, parent=True),
+    threads: 1
+    shell:
+        "python -m mintrl.sft --config {params.config} --run {wildcards.run} "
+        "--task {wildcards.task} --teacher {input.teacher} --init {input.init} "
+        "--prompts {input.prompts} --out {params.out} --threads {threads} > {log} 2>&1"
