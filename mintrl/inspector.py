@@ -35,12 +35,13 @@ def _verdicts(v) -> str:
 
 
 def write_inspector(df: pd.DataFrame, tokenizer, out: Path, per_kind: int = 8) -> None:
-    """A sample of ``per_kind`` trajectories of each kind (semi first)."""
-    order = {"semi": 0, "control": 1, "on-policy": 2}
+    """A sample of ``per_kind`` trajectories of each kind (semi / guided first)."""
+    order = {"semi": 0, "guided": 0, "control": 1, "on-policy": 2}
     parts = [f"<html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"]
     it = int(df["iteration"].iloc[0]) if len(df) else 0
     parts.append(f"<h2>{html.escape(str(df['run'].iloc[0]))} — iteration {it}</h2>"
-                 "<p>Highlighted: tokens written by the intervener.</p>")
+                 "<p>Highlighted: tokens written by the intervener (MInTRL) or drawn mostly "
+                 "from the teacher (MENTOR's guided samples).</p>")
     kinds = sorted(df["kind"].unique(), key=lambda k: order.get(k, 9))
     for kind in kinds:
         part = df[df["kind"] == kind].head(per_kind)

@@ -41,7 +41,8 @@ def results_table(evals: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     last = evals.groupby(["run", "task"])["iteration"].transform("max")
     final = evals[evals["iteration"] == last]
     table = final.pivot_table(index="run", columns="benchmark", values="pass@1") * 100
-    table["average"] = table.mean(axis=1)
+    # a run evaluated on fewer benchmarks gets no average: it would not compare with the others
+    table["average"] = table.mean(axis=1, skipna=False)
     ranked = [r for r in order if r in table.index] + sorted(set(table.index) - set(order))
     return table.loc[ranked].round(1)
 
@@ -58,7 +59,8 @@ def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     lines = ["| run | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
     for run, row in table.iterrows():
-        lines.append(f"| {run} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+        lines.append(f"| {run} | " + " | ".join("–" if pd.isna(v) else f"{v:.1f}" for v in row)
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-model", type=Path, required=True)
     ap.add_argument("--out-optim", type=Path, required=True)
     ap.add_argument("--const-c", type=float, help="Const anchor's c (default: config)")
+    ap.add_argument("--teacher", type=Path, help="teacher checkpoint scoring the sampled tokens "
+                    "(OPD needs it; MENTOR logs its KL)")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
@@ -63,9 +65,18 @@ def main(argv: list[str] | None = None) -> None:
     c = args.const_c if args.const_c is not None else run.spec.const_c
     if objective == "regression" and run.spec.anchor == "const" and c is None:
         raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
+    teacher = None
+    if args.teacher:
+        from mintrl.engine.mixed import shared_vocab_check
+
+        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(args.teacher), run.method)
+        teacher = AutoModelForCausalLM.from_pretrained(args.teacher, dtype="float32")
+        teacher.to(args.device).eval()
+    elif objective == "opd":
+        raise SystemExit("the opd objective needs the teacher: pass --teacher CHECKPOINT")
     stats = train_iteration(engine, df, run.spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, args.iteration, 2), args.device,
-                            const_c=c)
+                            const_c=c, teacher_model=teacher, iteration=args.iteration)
     save_checkpoint(engine.module, tokenizer, args.out_model)
     save_optimizer_state(engine, args.out_optim, args.iteration)
     write_json(args.out_model.parent / f"{args.out_model.name}.train.json", stats)

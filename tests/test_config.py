@@ -100,3 +100,20 @@ def test_json_schema_rejects_what_the_model_rejects():
     data["rl"]["stepz"] = 1
     with pytest.raises(jsonschema.ValidationError, match="stepz"):
         jsonschema.validate(data, json_schema())
+
+
+def test_which_segments_load_the_teacher_and_what_each_method_optimises():
+    from mintrl.config import RunSpec
+
+    opd = RunSpec(method="opd", iterations=10)
+    mentor = RunSpec(method="mentor", iterations=10, intervention_iterations=4)
+    mintrl = RunSpec(method="mintrl", iterations=10, intervention_iterations=4)
+    self_oracle = RunSpec(method="mintrl", iterations=10, intervener="self")
+    assert [opd.teacher_needed(t) for t in (1, 9)] == [True, True]
+    assert [mentor.teacher_needed(t) for t in (4, 5)] == [True, False]
+    assert [mintrl.teacher_needed(t) for t in (4, 5)] == [True, False]
+    assert not self_oracle.teacher_needed(1)
+    assert not RunSpec(method="sft_grpo").teacher_needed(1)  # only its SFT stage uses it
+    assert [RunSpec(method=m).objective_at(1) for m in ("grpo", "sft_grpo", "opd")] == \
+        ["grpo", "grpo", "opd"]
+    assert RunSpec(method="mintrl").rollouts_per_prompt == 8 == RunSpec().rollouts_per_prompt

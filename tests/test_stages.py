@@ -124,8 +124,37 @@ def test_train_names_a_file_that_is_not_a_rollouts_table(lab, tmp_path):
                     "--out-model", str(tmp_path / "m"), "--out-optim", str(tmp_path / "o")])
 
 
+def test_sft_fine_tunes_on_teacher_trajectories_and_reports_its_compute(lab, tmp_path):
+    from mintrl import sft
+
+    out = tmp_path / "sft"
+    sft.main(["--config", MICRO, "--run", "sft-grpo", "--task", "arith",
+              "--teacher", str(lab / "base"), "--init", str(lab / "base"),
+              "--prompts", str(lab / "data" / "train.parquet"), "--out", str(out)])
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["samples"] == 16 * 2 and m["kept"] == m["samples"]  # micro: only_correct off
+    assert m["sft/optimizer_steps"] == 2 * 4  # 2 epochs of 32 samples in minibatches of 8
+    assert m["compute/flops_estimate"] > 0 and m["time/teacher_generate"] > 0
+    assert (out / "model" / "model.safetensors").exists()
+    samples = pd.read_parquet(out / "samples.parquet")
+    assert len(samples) == 32 and set(samples["kind"]) == {"sft"}
+
+
+def test_opd_training_without_a_teacher_is_refused(lab, tmp_path):
+    from mintrl import rollout, train
+
+    rollout.main(["--config", MICRO, "--run", "opd", "--task", "arith", "--checkpoint",
+                  str(lab / "base"), "--prompts", str(lab / "data" / "train.parquet"),
+                  "--out", str(tmp_path / "r.parquet")])
+    with pytest.raises(SystemExit, match="needs the teacher"):
+        train.main(["--config", MICRO, "--run", "opd", "--init", str(lab / "base"),
+                    "--rollouts", str(tmp_path / "r.parquet"), "--iteration", "1",
+                    "--out-model", str(tmp_path / "m"), "--out-optim", str(tmp_path / "o")])
+    assert not (tmp_path / "m").exists()
+
+
 STAGES = ["prepare", "pretrain", "evaluate", "filter", "rollout", "train", "segment",
-          "summarize", "track"]
+          "sft", "summarize", "track"]
 
 
 @pytest.mark.parametrize("stage", STAGES)

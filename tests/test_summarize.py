@@ -28,3 +28,12 @@ def test_an_evaluation_without_run_name_is_named(tmp_path):
     path.write_text(json.dumps({"splits": {}}))
     with pytest.raises(SystemExit, match="m.json: no 'run'"):
         eval_records([path])
+
+
+def test_a_run_on_fewer_benchmarks_gets_no_average(tmp_path):
+    paths = [_eval(tmp_path, "base", "arith", 0, 0.9, 0.1),
+             _eval(tmp_path, "base", "intfn", 0, 1.0, 0.0),
+             _eval(tmp_path, "opd", "arith", 2, 0.8, 0.2)]
+    table = results_table(eval_records(paths), ["base", "opd"])
+    assert table.loc["base", "average"] == 50.0
+    assert "| opd | 80.0 | 20.0 | – | – | – |" in to_markdown(table)

@@ -67,8 +67,15 @@ def filter_settings(wildcards):
 
 
 def run_settings(wildcards):
+    # Only keys that differ from their defaults: a key added for a new method must not rerun
+    # every finished run (changing a default in mintrl/config.py is a code change, not a
+    # config change).
     run = RUNS[wildcards.run]
-    return {"seed": run.seed, "spec": run.spec.model_dump(), "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens}
+    return {
+        "seed": run.seed,
+        "spec": run.spec.model_dump(exclude_defaults=True),
+        "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens,
+    }
 
 
 # --- RL runs: segments of iterations_per_job iterations, chained through these functions ---
