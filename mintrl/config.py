@@ -215,10 +215,11 @@ class RunSpec(Strict):
     beta2: float = Field(
         0.01, gt=0, description="Regression scale; keep β₂·n_int·|log π_t − c| small next to "
         "|r − V̂| (a prototype collapsed at β₂ >= 0.05 with c = -1).")
-    intervention_iterations: int | None = Field(
-        None, ge=0, description="T_I, the teacher phase: MInTRL's iterations t <= T_I use the "
-        "judge and intervener, MENTOR's draw guided samples (their weight decays linearly to 0 "
-        "at T_I); later ones are on-policy. None: the first half of the run.")
+    intervention_iterations: int = Field(
+        20, ge=0, description="T_I, the teacher phase, an absolute iteration number (so a run "
+        "can be extended without moving it): MInTRL's iterations t <= T_I use the judge and "
+        "intervener, MENTOR's draw guided samples (their weight decays linearly to 0 at T_I); "
+        "later ones are on-policy.")
     n_guided: int = Field(
         4, ge=1, description="MENTOR: teacher-guided samples per prompt; the other "
         "group_size - n_guided are on-policy (same budget as GRPO).")
@@ -264,8 +265,7 @@ class RunSpec(Strict):
         """Last iteration of the teacher phase (MInTRL, MENTOR); 0 for other methods."""
         if self.method not in ("mintrl", "mentor"):
             return 0
-        t = self.intervention_iterations
-        return min(self.iterations, self.iterations // 2 if t is None else t)
+        return min(self.iterations, self.intervention_iterations)
 
     @property
     def rollouts_per_prompt(self) -> int:
@@ -313,8 +313,13 @@ class RunEntry(Strict):
     overrides: dict[str, Any] = Field(
         default_factory=dict, description="Keys of the base run to change; dotted keys reach "
         "nested ones (``sampling.temperature``). They also name the run.")
-    seeds: list[int] = Field([0], min_length=1, description="One run per seed.")
+    seeds: list[int] = Field([0], min_length=1, description="One run per seed; the main "
+                             "command runs the first, `snakemake main_table` / `sweep` all.")
     name: str | None = Field(None, description="Run name instead of the generated one.")
+    group: str = Field(
+        "main", pattern=r"^[a-z][a-z0-9_]*$", description="Which table the run belongs to: "
+        "'main' (the main table: `snakemake`, `snakemake main_table`) or an ablation "
+        "(`snakemake ablation_<group>`); `snakemake sweep` runs every group.")
 
 
 class Config(Strict):
@@ -370,6 +375,9 @@ class Run:
     spec: RunSpec
     tasks: tuple[str, ...]
     overrides: dict[str, Any]
+    group: str = "main"
+    entry: str = ""  # the run's name without its seed: the row it averages into
+    primary: bool = True  # the entry's first seed (what the main command runs)
 
 
 def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
@@ -393,14 +401,23 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_name(method: str, overrides: dict[str, Any], seed: int) -> str:
-    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``: method, overrides (sorted), seed."""
+RESERVED_NAMES = {"base", "teacher"}
+# Keys that say where a run stops and where its jobs end, not what it does: they are left out
+# of run names and of the settings that make Snakemake rerun a job, so a finished run can be
+# extended (its segments' bounds are in their paths).
+RUN_LENGTH_KEYS = frozenset({"iterations", "eval_every", "iterations_per_job"})
+
+
+def run_name(method: str, overrides: dict[str, Any], seed: int | None) -> str:
+    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``: method, overrides (sorted), seed (none
+    when ``seed`` is None: the name of the row the seeds average into)."""
     parts = [method]
-    for key in sorted(overrides):
+    for key in sorted(set(overrides) - RUN_LENGTH_KEYS):
         value = overrides[key]
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         parts.append(f"{key.split('.')[-1]}{text}")
-    parts.append(f"s{seed}")
+    if seed is not None:
+        parts.append(f"s{seed}")
     return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
 
 
@@ -424,14 +441,16 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
         if unknown:
             raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
                               f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
-        for seed in entry.seeds:
+        row = entry.name or run_name(entry.method, entry.overrides, None)
+        for k, seed in enumerate(entry.seeds):
             name = entry.name or run_name(entry.method, entry.overrides, seed)
             if len(entry.seeds) > 1 and entry.name:
                 name = f"{entry.name}-s{seed}"
-            if name in runs or name == "base":
+            if name in runs or name in RESERVED_NAMES or name.startswith("summary-"):
                 raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
                                   "used twice (or is reserved); set `name`")
-            runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides))
+            runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
+                             entry.group, row, k == 0)
     return runs
 
 
@@ -503,7 +522,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.check:
         cfg = load_config(args.check)
         for name, run in resolve_runs(cfg).items():
-            print(f"{name}: method={run.method} tasks={','.join(run.tasks)} "
+            print(f"{name}: method={run.method} group={run.group} tasks={','.join(run.tasks)} "
                   f"iterations={run.spec.iterations}")
 
 

@@ -2,7 +2,7 @@
 
     python -m mintrl.track --config results/config/resolved.yaml --run grpo-s0 \
         --segments results/runs/*/grpo-s0/iter_*/segment.json \
-        --evals results/eval/*/grpo-s0/iter_*/metrics.json --artifacts results/summary/table.md \
+        --evals results/eval/*/grpo-s0/iter_*/metrics.json \
         --out results/tracking/grpo-s0.json
 
 Params = the resolved config as the run saw it; tags = method, seed, overrides, git commit,
@@ -22,14 +22,20 @@ from mintrl.config import Config, Run, load_config, resolve_runs
 from mintrl.io import write_json
 from mintrl.tracking import flatten, git_commit, log_run
 
+# Where a run stops is not part of its identity: extending it continues the same MLflow run,
+# with these as (mutable) tags instead of (immutable) params.
+LENGTH_PARAMS = ("rl.iterations", "rl.eval_every", "rl.iterations_per_job")
 
-def run_params(cfg: Config, run: Run | None) -> dict[str, str]:
-    """The resolved config this run used: the base run replaced by the run's own spec."""
+
+def run_params(cfg: Config, run: Run | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(params, length tags): the resolved config this run used (the base run replaced by the
+    run's own spec), with the run-length keys split off."""
     data = cfg.model_dump(mode="json", exclude={"runs", "rl"})
     if run is not None:
         data["rl"] = run.spec.model_dump(mode="json")
         data["run"] = {"method": run.method, "seed": run.seed, "tasks": list(run.tasks)}
-    return flatten(data)
+    params = flatten(data)
+    return params, {k: params.pop(k) for k in LENGTH_PARAMS if k in params}
 
 
 def metric_key(*parts: str) -> str:
@@ -77,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.track",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True, help="a run of the config, or 'base'")
+    ap.add_argument("--run", required=True, help="a run of the config, 'base', or "
+                    "'summary-<target>' (a run holding that target's tables and plots)")
     ap.add_argument("--segments", nargs="*", type=Path, default=[])
     ap.add_argument("--evals", nargs="*", type=Path, default=[])
     ap.add_argument("--sft", nargs="*", type=Path, default=[], help="SFT stage metrics files")
@@ -86,14 +93,20 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     runs = resolve_runs(cfg, args.config)
-    if args.run != "base" and args.run not in runs:
+    is_summary = args.run.startswith("summary-")
+    if args.run != "base" and not is_summary and args.run not in runs:
         raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
     run = runs.get(args.run)
-    tags = {"method": run.method if run else "base", "seed": run.seed if run else cfg.seed,
-            "overrides": json.dumps(run.overrides, sort_keys=True) if run else "{}",
-            "git_commit": git_commit()}
-    summary = log_run(cfg.tracking_uri, cfg.experiment, args.run,
-                      params=run_params(cfg, run), tags=tags,
+    if is_summary:
+        params, tags = {}, {"method": "summary", "target": args.run.removeprefix("summary-"),
+                            "git_commit": git_commit()}
+    else:
+        params, length = run_params(cfg, run)
+        tags = {"method": run.method if run else "base", "seed": run.seed if run else cfg.seed,
+                "group": run.group if run else "main", "row": run.entry if run else "base",
+                "overrides": json.dumps(run.overrides, sort_keys=True) if run else "{}",
+                "git_commit": git_commit(), **length}
+    summary = log_run(cfg.tracking_uri, cfg.experiment, args.run, params=params, tags=tags,
                       metrics=collect_metrics(args.segments, args.evals, args.sft),
                       artifacts=[*args.artifacts, *inspector_pages(args.segments)])
     write_json(args.out, summary | {"run": args.run, "tracking_uri": cfg.tracking_uri,

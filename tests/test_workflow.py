@@ -50,12 +50,12 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
             m = json.loads((finished_run / f"results/eval/{task}/grpo-s0/iter_{it}/"
                             "metrics.json").read_text())
             assert m["run"] == "grpo-s0" and m["iteration"] == it
-    table = pd.read_csv(finished_run / "results" / "summary" / "table.csv", index_col=0)
+    table = pd.read_csv(finished_run / "results" / "summary" / "main" / "table.csv", index_col=0)
     assert list(table.index) == ["base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor",
                                  "teacher"]
     assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
                                    "average"]
-    assert (finished_run / "results" / "summary" / "reward.png").stat().st_size > 0
+    assert (finished_run / "results" / "summary" / "main" / "reward.png").stat().st_size > 0
 
 
 def test_mintrl_runs_semi_and_control_rollouts_until_the_cut_off(finished_run):
@@ -85,15 +85,19 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
 
     runs = {r["name"]: r for r in read_runs(
         f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}
-    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor"}
+    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor",
+                         "summary-main"}
     grpo = runs["grpo-s0"]
     assert grpo["tags"]["method"] == "grpo" and grpo["tags"]["seed"] == "0"
     assert grpo["tags"]["git_commit"] and len(grpo["tags"]["mintrl.config_hash"]) == 12
     assert grpo["params"]["rl.group_size"] == "4"
+    # where a run stops is a tag, not a param: extending it continues the same MLflow run
+    assert grpo["tags"]["rl.iterations"] == "4" and "rl.iterations" not in grpo["params"]
     assert [s for s, _ in grpo["metrics"]["arith/rollout/reward"]] == [1, 2, 3, 4]
     assert [s for s, _ in grpo["metrics"]["intfn/eval/hard/pass_at_1"]] == [0, 2, 4]
     assert [s for s, _ in runs["base"]["metrics"]["arith/eval/easy/pass_at_1"]] == [0]
-    assert "table.md" in grpo["artifacts"]
+    assert grpo["tags"]["group"] == "main" and grpo["tags"]["row"] == "grpo"
+    assert {"table.md", "reward.png"} <= set(runs["summary-main"]["artifacts"])
     assert "inspector" in runs["mintrl-proxy"]["artifacts"]  # rollout pages per iteration
     assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["arith/coverage/semi"]] == [1, 2]
     # SFT+GRPO's SFT compute is logged with its run, before RL (step 0)
@@ -184,3 +188,29 @@ def test_editing_one_teacher_reruns_that_teacher_and_the_runs_it_intervenes_in(f
     assert any("runs/intfn/mintrl-proxy/iter_1" in p for p in planned)
     assert any("models/intfn/teacher" in p for p in planned)
     assert any("eval/lab/intfn/teacher" in p for p in planned)
+
+
+def test_extending_a_finished_run_continues_it(finished_run):
+    res = _snakemake(finished_run, "-n", "--config", "rl={'iterations': 6}")
+    assert res.returncode == 0, res.stderr[-2000:]
+    planned = " ".join(_planned(res))
+    # the new iterations 5-6 of the runs that follow rl.iterations, from the kept iteration 4
+    assert "results/runs/arith/grpo-s0/iter_6/model" in planned
+    assert "results/runs/intfn/mintrl-proxy/iter_5/handoff/model" in planned
+    for it in (1, 2, 3, 4):
+        assert f"/iter_{it}/" not in planned
+    assert "sft" not in planned and "models/" not in planned
+
+
+def test_named_targets_run_the_other_seeds_and_the_ablations(finished_run):
+    # the main command ran the first seed of each main-table row only
+    assert not (finished_run / "results/runs/arith/grpo-s1").exists()
+    planned = " ".join(_planned(_snakemake(finished_run, "-n", "main_table")))
+    assert "results/runs/arith/grpo-s1/iter_4/model" in planned
+    assert "grpo-s0" not in planned and "grpo-lr" not in planned
+    assert "results/summary/main_table/table.md" in planned
+    planned = " ".join(_planned(_snakemake(finished_run, "-n", "ablation_lr")))
+    assert "results/runs/arith/grpo-lr0.001-tasksarith-s0/iter_1/model" in planned
+    assert "grpo-s1" not in planned and "results/summary/ablation_lr/table.md" in planned
+    planned = " ".join(_planned(_snakemake(finished_run, "-n", "sweep")))
+    assert "grpo-s1" in planned and "grpo-lr0.001-tasksarith-s0" in planned

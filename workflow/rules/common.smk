@@ -4,6 +4,7 @@ import re
 from snakemake.utils import validate
 
 from mintrl.config import (
+    RUN_LENGTH_KEYS,
     kept_iterations,
     parse_config,
     resolve_runs,
@@ -69,11 +70,11 @@ def filter_settings(wildcards):
 def run_settings(wildcards):
     # Only keys that differ from their defaults: a key added for a new method must not rerun
     # every finished run (changing a default in mintrl/config.py is a code change, not a
-    # config change).
+    # config change). Nor the run-length keys: extending a run reruns none of its segments.
     run = RUNS[wildcards.run]
     return {
         "seed": run.seed,
-        "spec": run.spec.model_dump(exclude_defaults=True),
+        "spec": run.spec.model_dump(exclude_defaults=True, exclude=RUN_LENGTH_KEYS),
         "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens,
     }
 
@@ -173,30 +174,75 @@ def tracked_evaluations(wildcards):
     return run_evaluations(wildcards.tracked)
 
 
-def all_evaluations():
-    runs = [f for r in RUNS for f in run_evaluations(r)]
+# --- targets: the main command runs the main table's first seeds; named targets the rest ---
+ABLATIONS = sorted({r.group for r in RUNS.values()} - {"main"})
+SCOPES = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in ABLATIONS)]
+
+
+def scope_runs(scope):
+    """Runs of a target: `main` (the main command: the main table's first seed of each row),
+    `main_table` (all its seeds), `ablation_<group>`, `sweep` (every run)."""
+    if scope == "main":
+        return [n for n, r in RUNS.items() if r.group == "main" and r.primary]
+    if scope == "main_table":
+        return [n for n, r in RUNS.items() if r.group == "main"]
+    if scope == "sweep":
+        return list(RUNS)
+    return [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
+
+
+def scope_evaluations(scope):
+    runs = [f for r in scope_runs(scope) for f in run_evaluations(r)]
     teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
     return sorted(set(runs + teacher + run_evaluations("base")))
 
 
-def kept_checkpoints():
+def scope_checkpoints(scope):
     """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
-    return [checkpoint_dir(t, r, it) for r, run in RUNS.items() for t in run.tasks
-            for it in kept_iterations(run.spec)]
+    return [checkpoint_dir(t, r, it) for r in scope_runs(scope) for t in RUNS[r].tasks
+            for it in kept_iterations(RUNS[r].spec)]
 
 
-def all_segment_metrics():
-    return [segment_metrics(t, r, e) for r, run in RUNS.items() for t in run.tasks
-            for e in segment_ends(run.spec)]
+def scope_segment_metrics(scope):
+    return [segment_metrics(t, r, e) for r in scope_runs(scope) for t in RUNS[r].tasks
+            for e in segment_ends(RUNS[r].spec)]
 
 
-SUMMARY = {
-    "table": "results/summary/table.md",
-    "csv": "results/summary/table.csv",
-    "reward": "results/summary/reward.png",
-    "pass1": "results/summary/pass1.png",
+SUMMARY_FILES = {
+    "table": "results/summary/{scope}/table.md",
+    "csv": "results/summary/{scope}/table.csv",
+    "reward": "results/summary/{scope}/reward.png",
+    "pass1": "results/summary/{scope}/pass1.png",
 }
 
 
-def tracking_markers():
-    return expand("results/tracking/{tracked}.json", tracked=["base", *RUNS])
+def summary_files(scope):
+    return [f.format(scope=scope) for f in SUMMARY_FILES.values()]
+
+
+def summary_evaluations(wildcards):
+    return scope_evaluations(wildcards.scope)
+
+
+def summary_segments(wildcards):
+    return scope_segment_metrics(wildcards.scope)
+
+
+def summary_order(wildcards):
+    return ["base", *scope_runs(wildcards.scope), "teacher"]
+
+
+def summary_artifacts(wildcards):
+    return summary_files(wildcards.scope)
+
+
+def target(scope):
+    """Everything a target produces: lab evaluations, its runs' kept checkpoints, its summary,
+    and MLflow (its runs, the base evaluation, and a run holding its summary)."""
+    return [
+        *lab_evaluations(),
+        *scope_checkpoints(scope),
+        *summary_files(scope),
+        *expand("results/tracking/{tracked}.json", tracked=["base", *scope_runs(scope)]),
+        f"results/tracking/summary-{scope}.json",
+    ]

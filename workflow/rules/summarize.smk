@@ -1,17 +1,18 @@
+# A target's results table and plots (rows runs, columns benchmarks + average).
 rule summarize:
     input:
-        evals=all_evaluations(),
-        segments=all_segment_metrics(),
+        evals=summary_evaluations,
+        segments=summary_segments,
     output:
-        **SUMMARY,
+        **SUMMARY_FILES,
     conda:
         "../envs/mintrl.yaml"
     log:
-        "results/logs/summarize.log",
+        "results/logs/summarize/{scope}.log",
     benchmark:
-        "results/benchmarks/rules/summarize.tsv"
+        "results/benchmarks/rules/summarize/{scope}.tsv"
     params:
-        order=["base", *RUNS, "teacher"],
+        order=summary_order,
         out=subpath(output.table, parent=True),
     shell:
         "python -m mintrl.summarize --evals {input.evals} --segments {input.segments} "

@@ -1,10 +1,10 @@
-# MLflow: one run per pipeline run, plus `base`. Logging is idempotent and takes a file lock.
+# MLflow: one run per pipeline run, plus `base`, plus one per target holding its summary.
+# Logging is idempotent and takes a file lock.
 rule track:
     input:
         segments=run_segment_metrics,
         sft=run_sft_metrics,
         evals=tracked_evaluations,
-        artifacts=list(SUMMARY.values()),
     output:
         "results/tracking/{tracked}.json",
     conda:
@@ -17,5 +17,23 @@ rule track:
         config=CONFIG_FILE,
     shell:
         "python -m mintrl.track --config {params.config} --run {wildcards.tracked} "
-        "--segments {input.segments} --sft {input.sft} --evals {input.evals} --artifacts {input.artifacts} "
+        "--segments {input.segments} --sft {input.sft} --evals {input.evals} "
         "--out {output} > {log} 2>&1"
+
+
+rule track_summary:
+    input:
+        artifacts=summary_artifacts,
+    output:
+        "results/tracking/summary-{scope}.json",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/track/summary-{scope}.log",
+    benchmark:
+        "results/benchmarks/rules/track/summary-{scope}.tsv"
+    params:
+        config=CONFIG_FILE,
+    shell:
+        "python -m mintrl.track --config {params.config} --run summary-{wildcards.scope} "
+        "--artifacts {input.artifacts} --out {output} > {log} 2>&1"
