@@ -155,18 +155,21 @@ class SFTSpec(Strict):
         return self
 
 
-METHODS = ("grpo", "mintrl", "sft_grpo", "opd", "mentor")
+# Methods whose teacher phase writes semi-on-policy rollouts (judge + intervener)
+SEMI_ON_POLICY = ("mintrl", "corrections_only")
 
 
 class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
-    method: Literal["grpo", "mintrl", "sft_grpo", "opd", "mentor"] = Field(
+    method: Literal["grpo", "mintrl", "sft_grpo", "opd", "mentor", "corrections_only"] = Field(
         "grpo", description="Algorithm (DESIGN.md §1.3): 'grpo' (on-policy groups, clipped "
         "surrogate); 'mintrl' (semi-on-policy + control rollouts, advantage regression); "
         "'sft_grpo' (SFT on the teacher's trajectories, then GRPO); 'opd' (on-policy "
         "distillation, reverse KL to the teacher); 'mentor' (teacher-mixed sampling at "
-        "high-entropy tokens for part of each group, arXiv 2510.04140).")
+        "high-entropy tokens for part of each group, arXiv 2510.04140); "
+        "'corrections_only' (a control: MInTRL's rollouts, but next-token training on the "
+        "intervention tokens only, no reward, during the teacher phase).")
     engine: Literal["transformers"] = Field(
         "transformers", description="Rollout engine, chosen explicitly (never by what is "
         "installed): 'transformers' on CPU or GPU; 'vllm' on GPUs (later).")
@@ -263,19 +266,21 @@ class RunSpec(Strict):
     @property
     def phase_end(self) -> int:
         """Last iteration of the teacher phase (MInTRL, MENTOR); 0 for other methods."""
-        if self.method not in ("mintrl", "mentor"):
+        if self.method not in (*SEMI_ON_POLICY, "mentor"):
             return 0
         return min(self.iterations, self.intervention_iterations)
 
     @property
     def rollouts_per_prompt(self) -> int:
         """The rollout budget per prompt and iteration."""
-        return self.n_semi + self.n_control if self.method == "mintrl" else self.group_size
+        return self.n_semi + self.n_control if self.method in SEMI_ON_POLICY else self.group_size
 
     def objective_at(self, iteration: int) -> str:
         """Registered objective (mintrl.objectives) used at ``iteration``."""
-        if self.method == "mintrl":
-            return "regression" if iteration <= self.phase_end else self.post_phase_objective
+        if self.method in SEMI_ON_POLICY:
+            if iteration > self.phase_end:
+                return self.post_phase_objective
+            return "regression" if self.method == "mintrl" else "corrections"
         if self.method == "mentor":
             return "mentor" if iteration <= self.phase_end else "grpo"
         return {"grpo": "grpo", "sft_grpo": "grpo", "opd": "opd"}[self.method]
@@ -283,7 +288,7 @@ class RunSpec(Strict):
     def rollout_mode_at(self, iteration: int) -> str:
         """Registered rollout mode (mintrl.rollout) used at ``iteration``."""
         if iteration <= self.phase_end:
-            return {"mintrl": "semi-on-policy", "mentor": "mixed-policy"}[self.method]
+            return "mixed-policy" if self.method == "mentor" else "semi-on-policy"
         return "on-policy"
 
     def guided_weight(self, iteration: int) -> float:
@@ -301,7 +306,7 @@ class RunSpec(Strict):
             return True
         if first_iteration > self.phase_end:
             return False
-        if self.method == "mintrl":
+        if self.method in SEMI_ON_POLICY:
             return self.intervener != "self" or self.judge != "oracle"
         return self.method == "mentor"
 

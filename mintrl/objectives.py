@@ -141,3 +141,14 @@ def sft_loss(
     total = float(token_total) if token_total else mask.sum().clamp(min=1.0)
     loss = -masked_sum(logprobs, mask) / total
     return loss, {"nll_sum": float(-masked_sum(logprobs.detach(), mask))}
+
+
+@register_objective("corrections")
+def corrections_loss(
+    logprobs: torch.Tensor, intervention: torch.Tensor, *, token_total: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The corrections-only control (issue 6): next-token NLL on the intervention tokens of the
+    semi-on-policy rollouts only, no reward: what MInTRL's regression would learn if it only
+    copied the corrections. logprobs, intervention (1 at tokens an intervener wrote): (B, T);
+    ``token_total``: the minibatch's intervention tokens."""
+    return sft_loss(logprobs, intervention, token_total=token_total)

@@ -159,8 +159,9 @@ def load_teacher(spec, args, tokenizer, first: int):
 
 
 def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
-    """Judge and intervener for a MInTRL segment with intervention-phase iterations, else None."""
-    if spec.method != "mintrl" or first > spec.phase_end:
+    """Judge and intervener for a segment starting in a semi-on-policy phase (MInTRL and its
+    corrections-only control), else None."""
+    if spec.rollout_mode_at(first) != "semi-on-policy":
         return None, None
     judge = make_judge(spec.judge, teacher, tok, spec.judge_threshold)
     if spec.judge_miss_rate or spec.judge_false_alarm_rate:

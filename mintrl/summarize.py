@@ -1,10 +1,17 @@
-"""Stage ``summarize``: the results table (rows runs, columns benchmarks + average, like the
+"""Stage ``summarize``: the results tables (rows methods, columns benchmarks + average, like the
 paper's Table 4) in CSV and Markdown, and plots of training reward and Pass@1.
 
-    python -m mintrl.summarize --evals results/eval/**/metrics.json \
-        --segments results/runs/*/*/iter_*/segment.json --out results/summary
+    python -m mintrl.summarize --config results/config/resolved.yaml \
+        --evals results/eval/**/metrics.json --segments results/runs/*/*/iter_*/segment.json \
+        --out results/summary/main
 
-Each run's row uses its latest evaluated iteration. A benchmark is ``<task>/<split>``.
+Each run counts at its latest evaluated iteration; a benchmark is ``<task>/<split>``. A row is
+a config entry (``grpo``, ...): its seeds' runs give mean ± std over seeds and a bootstrap 95 %
+interval over problems and seeds (``mintrl/stats.py``), from the evaluations' per-sample files.
+Writes ``table.{md,csv}`` (Pass@1; best per column in bold), ``quality.md`` (strict
+correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
+``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
+``evaluations.csv``, ``iterations.csv`` and the plots.
 """
 
 from __future__ import annotations
@@ -20,6 +27,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mintrl.io import atomic_path  # noqa: E402
+from mintrl.stats import cell_stats  # noqa: E402
+
+# table metric -> column of the evaluations' samples.parquet
+SAMPLE_METRICS = {"pass@1": "reward", "strict": "strict", "step_accuracy": "step_accuracy"}
 
 
 def eval_records(paths: list[Path]) -> pd.DataFrame:
@@ -32,15 +43,90 @@ def eval_records(paths: list[Path]) -> pd.DataFrame:
                 raise SystemExit(f"{path}: no {key!r} (evaluate with --run and --iteration)")
         for split, values in m["splits"].items():
             rows.append({"run": m["run"], "task": m["task"], "iteration": m["iteration"],
-                         "benchmark": f"{m['task']}/{split}", **values})
+                         "benchmark": f"{m['task']}/{split}", "source": str(path), **values})
     return pd.DataFrame(rows)
+
+
+def latest(evals: pd.DataFrame) -> pd.DataFrame:
+    """Each (run, task)'s latest evaluated iteration."""
+    last = evals.groupby(["run", "task"])["iteration"].transform("max")
+    return evals[evals["iteration"] == last]
+
+
+def problem_scores(evals: pd.DataFrame, row_of: dict[str, str]) -> pd.DataFrame:
+    """Per (row, run, benchmark, problem): the mean over samples of each SAMPLE_METRICS
+    column, at each run's latest evaluation (read from the ``samples.parquet`` next to its
+    ``metrics.json``). ``row_of`` maps a run to its table row (runs not in it are their own)."""
+    parts = []
+    final = latest(evals)[["run", "task", "source"]].drop_duplicates()
+    for run, task, source in final.itertuples(index=False):
+        path = Path(source).parent / "samples.parquet"
+        if not path.exists():
+            raise SystemExit(f"{path}: missing (it is written with {source})")
+        samples = pd.read_parquet(path, columns=["problem_id", "split",
+                                                 *SAMPLE_METRICS.values()])
+        per = samples.groupby(["split", "problem_id"])[list(SAMPLE_METRICS.values())].mean()
+        per = per.astype(float).reset_index()
+        per["benchmark"] = task + "/" + per.pop("split")
+        per["run"], per["row"] = run, row_of.get(run, run)
+        parts.append(per)
+    return pd.concat(parts, ignore_index=True)
+
+
+def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.DataFrame:
+    """Long table (row, benchmark, metric, mean, std, lo, hi, seeds), in %: each row's runs
+    are its seeds. "average" is the mean over benchmarks, only for rows that have them all."""
+    column = SAMPLE_METRICS[metric]
+    benchmarks = sorted(scores["benchmark"].unique())
+    out = []
+    for row, part in scores.groupby("row", sort=False):
+        mats = {}
+        for bench, b in part.groupby("benchmark"):
+            m = b.pivot(index="run", columns="problem_id", values=column)  # seeds × problems
+            if m.isna().any().any():
+                raise SystemExit(f"row {row!r}, {bench}: its runs were evaluated on different "
+                                 "problems")
+            mats[bench] = m.to_numpy(float) * 100
+        cells = {bench: [m] for bench, m in mats.items()}
+        if sorted(mats) == benchmarks:
+            cells["average"] = list(mats.values())
+        for bench, ms in cells.items():
+            out.append({"row": row, "benchmark": bench, "metric": metric,
+                        **cell_stats(ms, n_boot=n_boot)})
+    return pd.DataFrame(out)
+
+
+def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True) -> str:
+    """Cells ``mean ± std [lo, hi]``; the best mean of each column among the method rows in
+    bold (the teacher is a reference, not a contender)."""
+    wide = stats.pivot(index="row", columns="benchmark", values="mean")
+    cols = [c for c in wide.columns if c != "average"] + (["average"] if "average" in wide else [])
+    rows = [r for r in order if r in wide.index] + sorted(set(wide.index) - set(order))
+    contenders = [r for r in rows if r != "teacher"]
+    best = wide.loc[contenders, cols].max() if contenders else pd.Series(dtype=float)
+    cell = stats.set_index(["row", "benchmark"])
+    lines = ["| row | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for r in rows:
+        texts = []
+        for c in cols:
+            if (r, c) not in cell.index:
+                texts.append("–")
+                continue
+            x = cell.loc[(r, c)]
+            text = f"{x['mean']:.1f} ± {x['std']:.1f} [{x['lo']:.1f}, {x['hi']:.1f}]"
+            if bold_best and r != "teacher" and round(x["mean"], 1) == round(best[c], 1):
+                text = f"**{text}**"
+            texts.append(text)
+        lines.append(f"| {r} | " + " | ".join(texts) + " |")
+    seeds = stats.groupby("row")["seeds"].max()
+    lines += ["", "Mean ± std over seeds [bootstrap 95 % interval over problems and seeds]; "
+              "seeds per row: " + ", ".join(f"{r} {int(seeds[r])}" for r in rows) + "."]
+    return "\n".join(lines) + "\n"
 
 
 def results_table(evals: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Pass@1 in % at each run's latest evaluated iteration: rows runs, columns benchmarks."""
-    last = evals.groupby(["run", "task"])["iteration"].transform("max")
-    final = evals[evals["iteration"] == last]
-    table = final.pivot_table(index="run", columns="benchmark", values="pass@1") * 100
+    table = latest(evals).pivot_table(index="run", columns="benchmark", values="pass@1") * 100
     # a run evaluated on fewer benchmarks gets no average: it would not compare with the others
     table["average"] = table.mean(axis=1, skipna=False)
     ranked = [r for r in order if r in table.index] + sorted(set(table.index) - set(order))
@@ -97,23 +183,49 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--evals", nargs="+", type=Path, required=True, help="evaluate metrics.json")
     ap.add_argument("--segments", nargs="*", type=Path, default=[], help="segment.json files")
-    ap.add_argument("--order", nargs="*", default=["base"], help="row order (others follow)")
+    ap.add_argument("--order", nargs="*", default=["base"], help="run order (others follow)")
+    ap.add_argument("--config", help="config whose runs' entries name the rows (default: one "
+                    "row per run)")
     ap.add_argument("--out", type=Path, required=True, help="output folder")
     args = ap.parse_args(argv)
+    row_of = {}
+    if args.config:
+        from mintrl.config import load_config, resolve_runs
+
+        row_of = {n: r.entry for n, r in resolve_runs(load_config(args.config)).items()}
     evals = eval_records(args.evals)
-    table = results_table(evals, args.order)
+    runs = results_table(evals, args.order)
+    scores = problem_scores(evals, row_of)
+    stats = pd.concat([seed_table(scores, m) for m in SAMPLE_METRICS], ignore_index=True)
+    rows = list(dict.fromkeys(row_of.get(r, r) for r in args.order))
+    pass1 = stats[stats["metric"] == "pass@1"]
+    table = pass1.pivot(index="row", columns="benchmark", values="mean")
+    table = table.loc[[r for r in rows if r in table.index]
+                      + sorted(set(table.index) - set(rows))].round(1)
+    if "average" in table:
+        table = table[[c for c in table.columns if c != "average"] + ["average"]]
     iters = iteration_records(args.segments)
     with atomic_path(args.out / "table.csv") as tmp:
         table.to_csv(tmp)
     with atomic_path(args.out / "table.md") as tmp:
-        tmp.write_text(to_markdown(table))
+        tmp.write_text("Pass@1 (%)\n\n" + stats_markdown(pass1, rows))
+    quality = "".join(
+        f"{title} (%)\n\n" + stats_markdown(stats[stats["metric"] == m], rows) + "\n"
+        for m, title in (("strict", "Strict correctness (every step right)"),
+                         ("step_accuracy", "Step accuracy")))
+    with atomic_path(args.out / "quality.md") as tmp:
+        tmp.write_text(quality)
+    with atomic_path(args.out / "table_stats.csv") as tmp:
+        stats.to_csv(tmp, index=False)
+    with atomic_path(args.out / "runs.md") as tmp:
+        tmp.write_text(to_markdown(runs))
     with atomic_path(args.out / "evaluations.csv") as tmp:
         evals.to_csv(tmp, index=False)
     with atomic_path(args.out / "iterations.csv") as tmp:
         iters.to_csv(tmp, index=False)
     plot_rewards(iters, args.out / "reward.png")
     plot_pass1(table, args.out / "pass1.png")
-    print(to_markdown(table), flush=True)
+    print(stats_markdown(pass1, rows), flush=True)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,8 @@ def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str,
     group = torch.tensor(pd.factorize(df["problem_id"])[0])
     if objective in ("grpo", "opd"):
         return Targets(rewards, advantages=grpo_advantages(rewards, group, eps=spec.adv_eps))
+    if objective == "corrections":  # no reward enters: the control copies corrections only
+        return Targets(rewards)
     if objective == "mentor":
         guided = torch.tensor((df["kind"] == "guided").to_numpy())
         return Targets(rewards, advantages=mentor_advantages(
@@ -206,10 +208,20 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
     return out
 
 
+def loss_tokens(mb: MicroBatch, objective: str) -> float:
+    """Tokens a token-level loss averages over: the response tokens, or for the
+    corrections-only control the intervention tokens."""
+    mask = mb.response_mask * mb.intervention if objective == "corrections" else mb.response_mask
+    return float(mask.sum())
+
+
 def micro_loss(objective: str, lp, mb: MicroBatch, j: int, ref: dict, targets: Targets,
                spec: RunSpec, device: str, mb_tokens: float, mb_rows: int):
     """The registered objective on one micro-batch, normalised to its minibatch."""
     fn = get_objective(objective)
+    if objective == "corrections":
+        inter = (mb.intervention * mb.response_mask).to(device)
+        return fn(lp, inter, token_total=mb_tokens)
     if objective == "opd":
         return fn(lp, ref["old"][j], ref["teacher"][j], mb.response_mask.to(device),
                   distill_weight=spec.distill_weight,
@@ -247,7 +259,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
     stats = {"loss": [], "grad_norm": [], "clip": 0.0, "kl": 0.0, "tokens": 0.0}
     k = 0
     for mini in plans:
-        mb_tokens = float(sum(micro[k + j].response_mask.sum() for j in range(len(mini))))
+        mb_tokens = sum(loss_tokens(micro[k + j], objective) for j in range(len(mini)))
         mb_rows = sum(len(m) for m in mini)
         mb_loss = 0.0
         for j in range(len(mini)):

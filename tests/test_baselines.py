@@ -212,3 +212,42 @@ def _rollouts(n_prompts=2, group=4, seed=0):
             rows.append({"problem_id": f"p{p}", "prompt_ids": prompt, "response_ids": resp,
                          "reward": float(s < 2), "kind": "on-policy"})
     return pd.DataFrame(rows)
+
+
+# --- corrections-only control ----------------------------------------------------------------
+def test_corrections_only_trains_on_intervention_tokens_and_ignores_rewards(tokenizer):
+    """Only intervention tokens move (toward likelier), whatever the rewards say; the policy's
+    own tokens carry no gradient."""
+    from mintrl.objectives import corrections_loss
+
+    lp = torch.tensor([[-1.0, -2.0, -3.0]], requires_grad=True)
+    inter = torch.tensor([[0.0, 1.0, 1.0]])
+    loss, _ = corrections_loss(lp, inter)
+    loss.backward()
+    assert loss.item() == pytest.approx(2.5)
+    assert lp.grad[0].tolist() == pytest.approx([0.0, -0.5, -0.5])
+
+    df = _rollouts()
+    df["kind"] = ["control", "control", "semi", "semi"] * 2
+    df["provenance"] = [[1 if k == "semi" and i % 2 else 0 for i in range(len(r))]
+                        for k, r in zip(df["kind"], df["response_ids"], strict=True)]
+    df["logprobs"] = df["response_ids"].map(lambda r: [0.0] * len(r))
+    spec = RunSpec(method="corrections_only", lr=3e-3, minibatch_size=8, micro_batch_size=4)
+    assert spec.objective_at(1) == "corrections" and spec.rollout_mode_at(1) == "semi-on-policy"
+    pad = tokenizer.pad_token_id
+
+    def mean_lp(model, data):  # mean log-prob of the intervention tokens
+        mb = pack(data, np.arange(len(data)), pad)
+        with torch.no_grad():
+            lp, _ = forward_logprobs(model, mb, "cpu")
+        m = mb.response_mask * mb.intervention
+        return float((lp * m).sum() / m.sum())
+
+    runs = []
+    for rewards in ([1.0] * 8, [0.0] * 8):  # the same update whatever the rewards
+        engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), spec)
+        before = mean_lp(engine.module, df)
+        train_iteration(engine, df.assign(reward=rewards), spec, "corrections", pad, seed=0)
+        runs.append(mean_lp(engine.module, df))
+    assert runs[0] > before + 0.1
+    assert runs[0] == pytest.approx(runs[1], abs=1e-6)

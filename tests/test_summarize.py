@@ -37,3 +37,45 @@ def test_a_run_on_fewer_benchmarks_gets_no_average(tmp_path):
     table = results_table(eval_records(paths), ["base", "opd"])
     assert table.loc["base", "average"] == 50.0
     assert "| opd | 80.0 | 20.0 | – | – | – |" in to_markdown(table)
+
+
+def test_cell_stats_mean_std_over_seeds_and_a_bootstrap_interval():
+    import numpy as np
+
+    from mintrl.stats import cell_stats
+
+    # two seeds x four problems: per-seed means 50 and 100
+    m = np.array([[0.0, 100.0, 0.0, 100.0], [100.0, 100.0, 100.0, 100.0]])
+    st = cell_stats([m], n_boot=2000, seed=0)
+    assert st["mean"] == 75.0 and st["seeds"] == 2
+    assert st["std"] == np.std([50.0, 100.0], ddof=1)
+    assert 0.0 <= st["lo"] < 75.0 < st["hi"] <= 100.0
+    # a perfectly consistent cell has a zero-width interval; one seed has std 0
+    assert cell_stats([np.full((1, 5), 40.0)]) == {"mean": 40.0, "std": 0.0, "lo": 40.0,
+                                                   "hi": 40.0, "seeds": 1}
+    # "average" is the mean over benchmarks of their means
+    assert cell_stats([m, np.zeros((2, 3))])["mean"] == 37.5
+
+
+def test_rows_average_their_seeds_from_the_per_sample_files(tmp_path):
+    import pandas as pd
+
+    from mintrl.summarize import problem_scores, seed_table, stats_markdown
+
+    def run(name, seed_rewards):
+        folder = tmp_path / name
+        folder.mkdir()
+        path = _eval(folder, name, "arith", 4, 0.0, 0.0)
+        rows = [{"problem_id": f"p{i}", "split": split, "reward": r, "strict": r > 0,
+                 "step_accuracy": r} for split in ("easy", "hard")
+                for i, r in enumerate(seed_rewards)]
+        pd.DataFrame(rows).to_parquet(folder / "samples.parquet")
+        return path
+
+    paths = [run("grpo-s0", [1.0, 0.0]), run("grpo-s1", [1.0, 1.0]), run("base", [0.0, 0.0])]
+    scores = problem_scores(eval_records(paths), {"grpo-s0": "grpo", "grpo-s1": "grpo"})
+    stats = seed_table(scores, "pass@1", n_boot=200)
+    grpo = stats[(stats["row"] == "grpo") & (stats["benchmark"] == "arith/easy")].iloc[0]
+    assert grpo["mean"] == 75.0 and grpo["seeds"] == 2 and grpo["std"] > 0
+    md = stats_markdown(stats, ["base", "grpo"])
+    assert "| grpo | **75.0 ± 35.4" in md and "| base | 0.0 ± 0.0 [0.0, 0.0]" in md

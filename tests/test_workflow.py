@@ -51,8 +51,10 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
                             "metrics.json").read_text())
             assert m["run"] == "grpo-s0" and m["iteration"] == it
     table = pd.read_csv(finished_run / "results" / "summary" / "main" / "table.csv", index_col=0)
-    assert list(table.index) == ["base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor",
+    # rows are the config's entries (a row averages its seeds); teacher as the reference
+    assert list(table.index) == ["base", "grpo", "mintrl-proxy", "sft-grpo", "opd", "mentor",
                                  "teacher"]
+    assert "Strict correctness" in (finished_run / "results/summary/main/quality.md").read_text()
     assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
                                    "average"]
     assert (finished_run / "results" / "summary" / "main" / "reward.png").stat().st_size > 0

@@ -211,6 +211,8 @@ def scope_segment_metrics(scope):
 SUMMARY_FILES = {
     "table": "results/summary/{scope}/table.md",
     "csv": "results/summary/{scope}/table.csv",
+    "quality": "results/summary/{scope}/quality.md",
+    "stats": "results/summary/{scope}/table_stats.csv",
     "reward": "results/summary/{scope}/reward.png",
     "pass1": "results/summary/{scope}/pass1.png",
 }

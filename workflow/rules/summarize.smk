@@ -12,8 +12,9 @@ rule summarize:
     benchmark:
         "results/benchmarks/rules/summarize/{scope}.tsv"
     params:
+        config=CONFIG_FILE,
         order=summary_order,
         out=subpath(output.table, parent=True),
     shell:
-        "python -m mintrl.summarize --evals {input.evals} --segments {input.segments} "
-        "--order {params.order} --out {params.out} > {log} 2>&1"
+        "python -m mintrl.summarize --config {params.config} --evals {input.evals} "
+        "--segments {input.segments} --order {params.order} --out {params.out} > {log} 2>&1"
