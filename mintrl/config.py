@@ -144,7 +144,10 @@ class SFTSpec(Strict):
     only_correct: bool = Field(
         True, description="Keep only the samples the task's reward scores 1.")
     epochs: int = Field(2, ge=1, description="Passes over the kept samples.")
-    lr: float = Field(1e-4, gt=0, description="AdamW learning rate (constant).")
+    lr: float = Field(
+        1e-5, gt=0, description="AdamW learning rate (constant). On the toy's validation split "
+        "1e-4 (2 epochs) cut the base's easy-problem Pass@1 from 95 % to 11 %, 3e-5 to 67 %, "
+        "1e-5 to 90 %: the teacher's long chains overwrite what the base knows.")
     minibatch_size: int = Field(64, ge=1, description="Sequences per optimizer step.")
     micro_batch_size: int = Field(32, ge=1, description="Sequences per forward/backward.")
 

@@ -216,3 +216,11 @@ def test_named_targets_run_the_other_seeds_and_the_ablations(finished_run):
     assert "grpo-s1" not in planned and "results/summary/ablation_lr/table.md" in planned
     planned = " ".join(_planned(_snakemake(finished_run, "-n", "sweep")))
     assert "grpo-s1" in planned and "grpo-lr0.001-tasksarith-s0" in planned
+
+
+def test_the_snakemake_report_holds_the_tables_and_plots(finished_run):
+    out = finished_run / "report.html"
+    res = _snakemake(finished_run, "--report", str(out))
+    assert res.returncode == 0, res.stderr[-2000:]
+    html = out.read_text(errors="replace")
+    assert "table.md" in html and "reward.png" in html and "bootstrap 95" in html

@@ -4,7 +4,14 @@ rule summarize:
         evals=summary_evaluations,
         segments=summary_segments,
     output:
-        **SUMMARY_FILES,
+        table=report(SUMMARY_FILES["table"], caption="../report/table.rst", category="{scope}"),
+        csv=SUMMARY_FILES["csv"],
+        quality=report(
+            SUMMARY_FILES["quality"], caption="../report/quality.rst", category="{scope}"
+        ),
+        stats=SUMMARY_FILES["stats"],
+        reward=report(SUMMARY_FILES["reward"], caption="../report/reward.rst", category="{scope}"),
+        pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
     conda:
         "../envs/mintrl.yaml"
     log:
