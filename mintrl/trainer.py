@@ -98,6 +98,7 @@ class MicroBatch:
     response_mask: torch.Tensor  # 1 at response tokens (predicted positions)
     intervention: torch.Tensor  # 1 at response tokens an intervener wrote
     generator_logprobs: torch.Tensor  # log-prob recorded by each token's generator
+    guided: torch.Tensor  # (b,) 1 for rows MENTOR drew from the student/teacher mixture
 
 
 def plan_minibatches(n: int, spec, seed: int) -> list[list[np.ndarray]]:
@@ -129,7 +130,10 @@ def pack(df: pd.DataFrame, rows: np.ndarray, pad_id: int) -> MicroBatch:
                                                        dtype=torch.float32)
             gen[b, start : start + n] = torch.tensor(list(df["logprobs"].iat[i]),
                                                      dtype=torch.float32)
-    return MicroBatch(rows, ids, attn, resp, inter, gen)
+    guided = torch.zeros(len(rows))
+    if "kind" in df.columns:
+        guided = torch.tensor((df["kind"].to_numpy()[rows] == "guided").astype("float32"))
+    return MicroBatch(rows, ids, attn, resp, inter, gen, guided)
 
 
 def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = False):
@@ -182,7 +186,8 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
     (regression), the KL reference's log-probs (GRPO with kl_coef > 0) and the teacher's
     log-probs on the sampled tokens (OPD's advantages; the teacher-vs-policy KL on samples)."""
     out = {"old": [], "ref": [], "anchor": [], "teacher": [], "entropy": 0.0, "tokens": 0.0,
-           "int_logprob_sum": 0.0, "int_tokens": 0.0, "teacher_kl_sum": 0.0}
+           "int_logprob_sum": 0.0, "int_tokens": 0.0, "teacher_kl_sum": 0.0,
+           "teacher_kl_tokens": 0.0}
     anchor_fn = get_anchor(spec.anchor) if objective == "regression" else None
     engine.module.eval()
     with torch.no_grad():
@@ -202,7 +207,10 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
             if teacher_model is not None:
                 t = forward_logprobs(teacher_model, mb, device)[0]
                 out["teacher"].append(t)
-                out["teacher_kl_sum"] += float(lp.sum() - t.sum())  # both 0 off-response
+                # KL(π_t ‖ π_I) is estimated on what π_t sampled: not on MENTOR's guided rows
+                own = (mb.response_mask * (1 - mb.guided)[:, None]).to(device)
+                out["teacher_kl_sum"] += float(((lp - t) * own).sum())
+                out["teacher_kl_tokens"] += float(own.sum())
     if objective == "opd" and not out["teacher"]:
         raise ValueError("the opd objective needs the teacher's log-probs: pass teacher_model")
     return out
@@ -297,7 +305,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
         out["intervention/policy_logprob"] = ref["int_logprob_sum"] / ref["int_tokens"]
     if ref["teacher"]:
         # k1 estimate of KL(π_t ‖ π_I) per token on the sampled tokens
-        out["distill/teacher_kl"] = ref["teacher_kl_sum"] / max(ref["tokens"], 1.0)
+        out["distill/teacher_kl"] = ref["teacher_kl_sum"] / max(ref["teacher_kl_tokens"], 1.0)
     if objective == "regression":
         out |= step0_residuals(df, micro, ref, targets, spec)
     return out
