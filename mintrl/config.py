@@ -346,6 +346,10 @@ class Config(Strict):
     rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
     runs: list[RunEntry] = Field(
         default_factory=list, description="The sweep: runs = base run + overrides + seed.")
+    main_iterations: int | None = Field(
+        None, ge=1, description="Where the main command (`snakemake`) stops the main table's "
+        "runs; `snakemake main_table` / `sweep` continue the same runs to their `iterations`. "
+        "None: no shorter main command.")
     experiment: str = Field("mintrl", min_length=1, description="MLflow experiment name.")
     tracking_uri: str = Field(
         "sqlite:///results/mlflow.db", description="MLflow store (relative to the workdir).")
@@ -386,6 +390,7 @@ class Run:
     group: str = "main"
     entry: str = ""  # the run's name without its seed: the row it averages into
     primary: bool = True  # the entry's first seed (what the main command runs)
+    stop: int = 0  # where the main command stops it (``main_iterations``); 0: not in it
 
 
 def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
@@ -450,6 +455,8 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
             raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
                               f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
         row = entry.name or run_name(entry.method, entry.overrides, None)
+        stop = (min(cfg.main_iterations or spec.iterations, spec.iterations)
+                if entry.group == "main" else 0)
         for k, seed in enumerate(entry.seeds):
             name = entry.name or run_name(entry.method, entry.overrides, seed)
             if len(entry.seeds) > 1 and entry.name:
@@ -458,7 +465,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
                 raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
                                   "used twice (or is reserved); set `name`")
             runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
-                             entry.group, row, k == 0)
+                             entry.group, row, k == 0, stop if k == 0 else 0)
     return runs
 
 
@@ -471,17 +478,20 @@ def load_run(config: str | Path, name: str) -> tuple[Config, Run]:
     return cfg, runs[name]
 
 
-def kept_iterations(spec: RunSpec) -> list[int]:
-    """Iterations whose checkpoint is evaluated and kept: every ``eval_every`` and the last."""
+def kept_iterations(spec: RunSpec, stop: int = 0) -> list[int]:
+    """Iterations whose checkpoint is evaluated and kept: every ``eval_every``, the last, and
+    ``stop`` (where the main command ends a main-table run: ``Run.stop``)."""
+    extra = {stop} if 0 < stop < spec.iterations else set()
     return sorted({*range(spec.eval_every, spec.iterations + 1, spec.eval_every),
-                   spec.iterations})
+                   spec.iterations, *extra})
 
 
-def segment_ends(spec: RunSpec) -> list[int]:
+def segment_ends(spec: RunSpec, stop: int = 0) -> list[int]:
     """Last iteration of each Snakemake job: every ``iterations_per_job``, and kept points."""
     step = spec.iterations_per_job
     cut_off = {spec.phase_end} if 0 < spec.phase_end < spec.iterations else set()
-    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec), *cut_off})
+    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec, stop),
+                   *cut_off})
 
 
 def json_schema() -> dict[str, Any]:

@@ -80,8 +80,18 @@ def run_settings(wildcards):
 
 
 # --- RL runs: segments of iterations_per_job iterations, chained through these functions ---
+def kept(run):
+    """Evaluated and kept iterations of a run (the main command's stop included)."""
+    return kept_iterations(RUNS[run].spec, RUNS[run].stop)
+
+
+def ends(run):
+    """Last iteration of each of the run's segment jobs."""
+    return segment_ends(RUNS[run].spec, RUNS[run].stop)
+
+
 def _is_kept(run, it):
-    return int(it) in kept_iterations(RUNS[run].spec)
+    return int(it) in kept(run)
 
 
 def checkpoint_dir(task, run, it):
@@ -109,12 +119,13 @@ def segment_metrics(task, run, end):
 
 def segment_start(wildcards):
     """First iteration of the segment that ends at iteration `it`."""
-    ends = segment_ends(RUNS[wildcards.run].spec)
+    all_ends = ends(wildcards.run)
     end = int(wildcards.it)
-    if end not in ends:
-        raise ValueError(f"run {wildcards.run}: no segment ends at iteration {end} (ends: {ends})")
-    i = ends.index(end)
-    return 1 if i == 0 else ends[i - 1] + 1
+    if end not in all_ends:
+        raise ValueError(f"run {wildcards.run}: no segment ends at iteration {end} "
+                         f"(ends: {all_ends})")
+    i = all_ends.index(end)
+    return 1 if i == 0 else all_ends[i - 1] + 1
 
 
 def segment_init(wildcards):
@@ -146,11 +157,11 @@ def run_tasks(run):
 
 
 def run_segment_metrics(wildcards):
+    """A tracked run's segment files up to iteration `it` (what a target ran of it)."""
     if wildcards.tracked not in RUNS:
         return []
-    spec = RUNS[wildcards.tracked].spec
     return [segment_metrics(t, wildcards.tracked, e) for t in run_tasks(wildcards.tracked)
-            for e in segment_ends(spec)]
+            for e in ends(wildcards.tracked) if e <= int(wildcards.it)]
 
 
 def run_sft_metrics(wildcards):
@@ -161,17 +172,18 @@ def run_sft_metrics(wildcards):
     return [f"results/runs/{t}/{wildcards.tracked}/sft/metrics.json" for t in run.tasks]
 
 
-def run_evaluations(run):
-    """Evaluation metrics of a run: the base policy (iteration 0) and each kept checkpoint."""
+def run_evaluations(run, upto=None):
+    """Evaluation metrics of a run: the base policy (iteration 0) and each kept checkpoint
+    up to iteration `upto` (default: all)."""
     base = [f"results/eval/lab/{t}/base/metrics.json" for t in run_tasks(run)]
     if run not in RUNS:
         return base
     return base + [f"results/eval/{t}/{run}/iter_{it}/metrics.json" for t in RUNS[run].tasks
-                   for it in kept_iterations(RUNS[run].spec)]
+                   for it in kept(run) if upto is None or it <= upto]
 
 
 def tracked_evaluations(wildcards):
-    return run_evaluations(wildcards.tracked)
+    return run_evaluations(wildcards.tracked, int(wildcards.it))
 
 
 # --- targets: the main command runs the main table's first seeds; named targets the rest ---
@@ -191,8 +203,13 @@ def scope_runs(scope):
     return [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
 
 
+def scope_upto(scope, run):
+    """Where a target stops a run: the main command at `main_iterations`, others at the end."""
+    return RUNS[run].stop if scope == "main" else RUNS[run].spec.iterations
+
+
 def scope_evaluations(scope):
-    runs = [f for r in scope_runs(scope) for f in run_evaluations(r)]
+    runs = [f for r in scope_runs(scope) for f in run_evaluations(r, scope_upto(scope, r))]
     teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
     return sorted(set(runs + teacher + run_evaluations("base")))
 
@@ -200,12 +217,18 @@ def scope_evaluations(scope):
 def scope_checkpoints(scope):
     """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
     return [checkpoint_dir(t, r, it) for r in scope_runs(scope) for t in RUNS[r].tasks
-            for it in kept_iterations(RUNS[r].spec)]
+            for it in kept(r) if it <= scope_upto(scope, r)]
 
 
 def scope_segment_metrics(scope):
     return [segment_metrics(t, r, e) for r in scope_runs(scope) for t in RUNS[r].tasks
-            for e in segment_ends(RUNS[r].spec)]
+            for e in ends(r) if e <= scope_upto(scope, r)]
+
+
+def scope_tracking(scope):
+    """MLflow markers of a target: each run logged up to where the target stops it."""
+    runs = [f"results/tracking/{r}/upto_{scope_upto(scope, r)}.json" for r in scope_runs(scope)]
+    return ["results/tracking/base/upto_0.json", *runs]
 
 
 SUMMARY_FILES = {
@@ -245,6 +268,6 @@ def target(scope):
         *lab_evaluations(),
         *scope_checkpoints(scope),
         *summary_files(scope),
-        *expand("results/tracking/{tracked}.json", tracked=["base", *scope_runs(scope)]),
+        *scope_tracking(scope),
         f"results/tracking/summary-{scope}.json",
     ]

@@ -1,18 +1,18 @@
-# MLflow: one run per pipeline run, plus `base`, plus one per target holding its summary.
-# Logging is idempotent and takes a file lock.
+# MLflow: one run per pipeline run (logged up to the iteration a target stops it at), plus
+# `base`, plus one per target holding its summary. Logging is idempotent and takes a file lock.
 rule track:
     input:
         segments=run_segment_metrics,
         sft=run_sft_metrics,
         evals=tracked_evaluations,
     output:
-        "results/tracking/{tracked}.json",
+        "results/tracking/{tracked}/upto_{it}.json",
     conda:
         "../envs/mintrl.yaml"
     log:
-        "results/logs/track/{tracked}.log",
+        "results/logs/track/{tracked}_{it}.log",
     benchmark:
-        "results/benchmarks/rules/track/{tracked}.tsv"
+        "results/benchmarks/rules/track/{tracked}_{it}.tsv"
     params:
         config=CONFIG_FILE,
     shell:
