@@ -346,6 +346,9 @@ class Config(Strict):
     rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
     runs: list[RunEntry] = Field(
         default_factory=list, description="The sweep: runs = base run + overrides + seed.")
+    ablation_reference: str | None = Field(
+        None, description="A main-table row (entry name) shown in every ablation table as the "
+        "reference point, on the ablation's tasks (its first seed).")
     main_iterations: int | None = Field(
         None, ge=1, description="Where the main command (`snakemake`) stops the main table's "
         "runs; `snakemake main_table` / `sweep` continue the same runs to their `iterations`. "
@@ -373,7 +376,7 @@ def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format(err, source)) from None
-    resolve_runs(cfg, source)
+    reference_run(cfg, resolve_runs(cfg, source))
     return cfg
 
 
@@ -467,6 +470,18 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
             runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
                              entry.group, row, k == 0, stop if k == 0 else 0)
     return runs
+
+
+def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
+    """The run of ``ablation_reference`` (its first seed); an unknown row is a config error."""
+    if cfg.ablation_reference is None:
+        return None
+    for name, run in runs.items():
+        if run.group == "main" and run.entry == cfg.ablation_reference and run.primary:
+            return name
+    rows = sorted({r.entry for r in runs.values() if r.group == "main"})
+    raise ConfigError(f"ablation_reference: no main-table row {cfg.ablation_reference!r}; "
+                      f"rows: {rows}")
 
 
 def load_run(config: str | Path, name: str) -> tuple[Config, Run]:

@@ -239,3 +239,14 @@ def test_the_main_command_can_stop_the_main_table_early_and_main_table_continues
                                            "main_iterations=2")))
     assert "results/runs/arith/grpo-s0/iter_4/model" in planned
     assert "results/tracking/grpo-s0/upto_4.json" in planned
+
+
+def test_an_ablation_table_shows_the_reference_row_on_its_own_tasks(tmp_path):
+    res = _snakemake(tmp_path, "-n", "ablation_lr", "--config", "ablation_reference=grpo")
+    assert res.returncode == 0, res.stderr[-2000:]
+    planned = " ".join(_planned(res))
+    assert "results/eval/arith/grpo-s0/iter_4/metrics.json" in planned  # the reference row
+    assert "results/runs/intfn/grpo-s0" not in planned  # the ablation is arith only
+    res = _snakemake(tmp_path, "-n", "--config", "ablation_reference=nope")
+    assert res.returncode != 0
+    assert "ablation_reference: no main-table row 'nope'" in res.stdout + res.stderr

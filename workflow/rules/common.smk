@@ -5,6 +5,7 @@ from snakemake.utils import validate
 
 from mintrl.config import (
     RUN_LENGTH_KEYS,
+    reference_run,
     kept_iterations,
     parse_config,
     resolve_runs,
@@ -24,6 +25,7 @@ TASKS = sorted(CFG.tasks)
 ROLES = ["base", "teacher"]
 SPLITS = ["train", "validation", "easy", "hard"]
 RUNS = resolve_runs(CFG)  # runs = base run + overrides + seed, by name
+REFERENCE = reference_run(CFG, RUNS)  # the main-table run every ablation table shows
 
 
 def one_of(names):
@@ -172,13 +174,14 @@ def run_sft_metrics(wildcards):
     return [f"results/runs/{t}/{wildcards.tracked}/sft/metrics.json" for t in run.tasks]
 
 
-def run_evaluations(run, upto=None):
+def run_evaluations(run, upto=None, tasks=None):
     """Evaluation metrics of a run: the base policy (iteration 0) and each kept checkpoint
-    up to iteration `upto` (default: all)."""
-    base = [f"results/eval/lab/{t}/base/metrics.json" for t in run_tasks(run)]
+    up to iteration `upto` (default: all), on `tasks` (default: the run's)."""
+    tasks = run_tasks(run) if tasks is None else tasks
+    base = [f"results/eval/lab/{t}/base/metrics.json" for t in tasks]
     if run not in RUNS:
         return base
-    return base + [f"results/eval/{t}/{run}/iter_{it}/metrics.json" for t in RUNS[run].tasks
+    return base + [f"results/eval/{t}/{run}/iter_{it}/metrics.json" for t in tasks
                    for it in kept(run) if upto is None or it <= upto]
 
 
@@ -193,14 +196,24 @@ SCOPES = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in ABLATIONS)]
 
 def scope_runs(scope):
     """Runs of a target: `main` (the main command: the main table's first seed of each row),
-    `main_table` (all its seeds), `ablation_<group>`, `sweep` (every run)."""
+    `main_table` (all its seeds), `ablation_<group>` (with `ablation_reference`'s run),
+    `sweep` (every run)."""
     if scope == "main":
         return [n for n, r in RUNS.items() if r.group == "main" and r.primary]
     if scope == "main_table":
         return [n for n, r in RUNS.items() if r.group == "main"]
     if scope == "sweep":
         return list(RUNS)
-    return [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
+    group = [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
+    return ([REFERENCE] if REFERENCE else []) + group
+
+
+def scope_tasks(scope, run):
+    """Tasks of a run a target uses: an ablation's reference only on the ablation's tasks."""
+    if scope.startswith("ablation_") and run == REFERENCE:
+        used = {t for r in scope_runs(scope) if r != REFERENCE for t in RUNS[r].tasks}
+        return [t for t in RUNS[run].tasks if t in used]
+    return list(RUNS[run].tasks)
 
 
 def scope_upto(scope, run):
@@ -209,25 +222,28 @@ def scope_upto(scope, run):
 
 
 def scope_evaluations(scope):
-    runs = [f for r in scope_runs(scope) for f in run_evaluations(r, scope_upto(scope, r))]
+    runs = [f for r in scope_runs(scope)
+            for f in run_evaluations(r, scope_upto(scope, r), scope_tasks(scope, r))]
     teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
     return sorted(set(runs + teacher + run_evaluations("base")))
 
 
 def scope_checkpoints(scope):
     """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
-    return [checkpoint_dir(t, r, it) for r in scope_runs(scope) for t in RUNS[r].tasks
+    return [checkpoint_dir(t, r, it) for r in scope_runs(scope) for t in scope_tasks(scope, r)
             for it in kept(r) if it <= scope_upto(scope, r)]
 
 
 def scope_segment_metrics(scope):
-    return [segment_metrics(t, r, e) for r in scope_runs(scope) for t in RUNS[r].tasks
+    return [segment_metrics(t, r, e) for r in scope_runs(scope) for t in scope_tasks(scope, r)
             for e in ends(r) if e <= scope_upto(scope, r)]
 
 
 def scope_tracking(scope):
     """MLflow markers of a target: each run logged up to where the target stops it."""
-    runs = [f"results/tracking/{r}/upto_{scope_upto(scope, r)}.json" for r in scope_runs(scope)]
+    # an ablation's reference is tracked by the targets it belongs to (all its tasks)
+    runs = [f"results/tracking/{r}/upto_{scope_upto(scope, r)}.json" for r in scope_runs(scope)
+            if not (scope.startswith("ablation_") and r == REFERENCE)]
     return ["results/tracking/base/upto_0.json", *runs]
 
 
