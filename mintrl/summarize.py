@@ -11,7 +11,8 @@ interval over problems and seeds (``mintrl/stats.py``), from the evaluations' pe
 Writes ``table.{md,csv}`` (Pass@1; best per column in bold), ``quality.md`` (strict
 correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
 ``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
-``evaluations.csv``, ``iterations.csv`` and the plots.
+``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/plots.py``): ``pass1.png``,
+``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length).
 """
 
 from __future__ import annotations
@@ -20,14 +21,11 @@ import argparse
 import json
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from mintrl.io import atomic_path  # noqa: E402
-from mintrl.stats import cell_stats  # noqa: E402
+from mintrl.io import atomic_path
+from mintrl.plots import plot_curves, plot_pass1, plot_rewards
+from mintrl.stats import cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
 SAMPLE_METRICS = {"pass@1": "reward", "strict": "strict", "step_accuracy": "step_accuracy"}
@@ -150,34 +148,6 @@ def to_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_rewards(iters: pd.DataFrame, out: Path) -> None:
-    tasks = sorted(iters["task"].unique()) if len(iters) else []
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5 * max(1, len(tasks)), 3.5),
-                             squeeze=False)
-    for ax, task in zip(axes[0], tasks, strict=False):
-        for run, df in iters[iters["task"] == task].groupby("run"):
-            df = df.sort_values("iteration")
-            ax.plot(df["iteration"], df["rollout/reward"], label=run)
-        ax.set(title=task, xlabel="iteration", ylabel="training reward (mean)")
-        ax.legend(fontsize=8)
-    _save(fig, out)
-
-
-def plot_pass1(table: pd.DataFrame, out: Path) -> None:
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * table.shape[1] * max(1, len(table)) / 2), 3.5))
-    table.T.plot.bar(ax=ax, rot=0)
-    ax.set(ylabel="Pass@1 (%)", xlabel="")
-    ax.legend(fontsize=8)
-    _save(fig, out)
-
-
-def _save(fig, out: Path) -> None:
-    fig.tight_layout()
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.summarize",
                                  description=__doc__.split("\n")[0])
@@ -223,8 +193,9 @@ def main(argv: list[str] | None = None) -> None:
         evals.to_csv(tmp, index=False)
     with atomic_path(args.out / "iterations.csv") as tmp:
         iters.to_csv(tmp, index=False)
-    plot_rewards(iters, args.out / "reward.png")
-    plot_pass1(table, args.out / "pass1.png")
+    plot_rewards(iters, row_of, args.out / "reward.png")
+    plot_curves(iters, row_of, args.out / "curves.png")
+    plot_pass1(pass1, rows, args.out / "pass1.png")
     print(stats_markdown(pass1, rows), flush=True)
 
 

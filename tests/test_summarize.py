@@ -79,3 +79,21 @@ def test_rows_average_their_seeds_from_the_per_sample_files(tmp_path):
     assert grpo["mean"] == 75.0 and grpo["seeds"] == 2 and grpo["std"] > 0
     md = stats_markdown(stats, ["base", "grpo"])
     assert "| grpo | **75.0 ± 35.4" in md and "| base | 0.0 ± 0.0 [0.0, 0.0]" in md
+
+
+def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
+    import pandas as pd
+
+    from mintrl.plots import FIXED, plot_curves, plot_pass1, row_colours
+
+    a = row_colours(["grpo", "C8", "mintrl-const", "C32"])
+    b = row_colours(["mintrl-const", "C8", "grpo", "C32"])
+    assert a["grpo"] == b["grpo"] == FIXED["grpo"] and a["mintrl-const"] == FIXED["mintrl-const"]
+    assert len(set(a.values())) == 4  # distinct colours for the other rows
+    stats = pd.DataFrame([{"row": r, "benchmark": bench, "mean": 50.0, "lo": 40.0, "hi": 60.0}
+                          for r in ("base", "grpo") for bench in ("arith/easy", "average")])
+    plot_pass1(stats, ["base", "grpo"], tmp_path / "p.png")
+    iters = pd.DataFrame([{"run": "grpo-s0", "task": "arith", "iteration": i,
+                           "rollout/reward": 0.1 * i} for i in (1, 2, 3)])
+    plot_curves(iters, {"grpo-s0": "grpo"}, tmp_path / "c.png")
+    assert (tmp_path / "p.png").stat().st_size > 1000 and (tmp_path / "c.png").stat().st_size > 1000

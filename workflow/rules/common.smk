@@ -253,6 +253,7 @@ SUMMARY_FILES = {
     "quality": "results/summary/{scope}/quality.md",
     "stats": "results/summary/{scope}/table_stats.csv",
     "reward": "results/summary/{scope}/reward.png",
+    "curves": "results/summary/{scope}/curves.png",
     "pass1": "results/summary/{scope}/pass1.png",
 }
 

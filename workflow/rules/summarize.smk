@@ -12,6 +12,7 @@ rule summarize:
         stats=SUMMARY_FILES["stats"],
         reward=report(SUMMARY_FILES["reward"], caption="../report/reward.rst", category="{scope}"),
         pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
+        curves=report(SUMMARY_FILES["curves"], caption="../report/curves.rst", category="{scope}"),
     conda:
         "../envs/mintrl.yaml"
     log:

@@ -1,0 +1,104 @@
+"""Figures of the summary: Pass@1 with intervals, training reward, per-method training curves.
+
+Each row (method) keeps one colour in every figure; files only (Agg backend).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from mintrl.io import atomic_path  # noqa: E402
+
+# The paper's methods keep their colour in every figure; other rows take the palette in order.
+FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo": "#ff7f0e",
+         "opd": "#2ca02c", "mentor": "#9467bd", "mintrl-proxy": "#e377c2",
+         "mintrl-const": "#d62728", "corrections-only": "#8c564b"}
+PALETTE = ["#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#f7b6d2",
+           "#c49c94", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39"]
+
+# (metric key in iterations.csv, panel title, y label)
+CURVES = [("rollout/reward", "training reward", "mean reward"),
+          ("coverage/semi", "coverage, semi-on-policy pool", "prompts with ≥1 correct (share)"),
+          ("coverage/control", "coverage, control pool", "prompts with ≥1 correct (share)"),
+          ("intervention/offpolicy_token_frac", "off-policy tokens", "share of semi tokens"),
+          ("intervention/rate", "intervention rate", "share of semi rollouts"),
+          ("rollout/response_len", "response length", "tokens")]
+
+
+def row_colours(rows: list[str]) -> dict[str, str]:
+    out, free = {}, iter(PALETTE * 4)
+    for r in rows:
+        out[r] = FIXED.get(r) or next(free)
+    return out
+
+
+def plot_pass1(stats: pd.DataFrame, rows: list[str], out: Path) -> None:
+    """Grouped bars: Pass@1 (%) per benchmark and row, with the bootstrap 95 % interval.
+    ``stats``: the long Pass@1 table of mintrl.summarize.seed_table."""
+    benches = sorted(b for b in stats["benchmark"].unique() if b != "average")
+    benches += ["average"] if "average" in set(stats["benchmark"]) else []
+    rows = [r for r in rows if r in set(stats["row"])]
+    colours = row_colours(rows)
+    width = 0.8 / max(1, len(rows))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(rows) * len(benches) + 2), 4))
+    cell = stats.set_index(["row", "benchmark"])
+    for k, r in enumerate(rows):
+        xs, ys, lo, hi = [], [], [], []
+        for j, b in enumerate(benches):
+            if (r, b) in cell.index:
+                c = cell.loc[(r, b)]
+                xs.append(j + (k - (len(rows) - 1) / 2) * width)
+                ys.append(c["mean"])
+                lo.append(c["mean"] - c["lo"])
+                hi.append(c["hi"] - c["mean"])
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colours[r], label=r)
+    ax.set_xticks(range(len(benches)), benches)
+    ax.set(ylabel="Pass@1 (%)", title="Pass@1 per benchmark (bars: bootstrap 95 % interval)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _save(fig, out)
+
+
+def plot_rewards(iters: pd.DataFrame, rows: dict[str, str], out: Path) -> None:
+    """Training reward against iteration per task; a row's seeds are averaged."""
+    _plot_panels(iters, rows, CURVES[:1], out)
+
+
+def plot_curves(iters: pd.DataFrame, rows: dict[str, str], out: Path) -> None:
+    """One panel per (task, metric of CURVES): reward, coverage of the semi and control pools,
+    off-policy token share, intervention rate, response length, against iteration."""
+    _plot_panels(iters, rows, CURVES, out)
+
+
+def _plot_panels(iters: pd.DataFrame, row_of: dict[str, str], curves, out: Path) -> None:
+    tasks = sorted(iters["task"].unique()) if len(iters) else []
+    fig, axes = plt.subplots(max(1, len(tasks)), len(curves), squeeze=False,
+                             figsize=(4.2 * len(curves), 3.2 * max(1, len(tasks))))
+    if len(iters):
+        iters = iters.assign(row=iters["run"].map(lambda r: row_of.get(r, r)))
+        colours = row_colours(list(dict.fromkeys(iters["row"])))
+    for i, task in enumerate(tasks):
+        part = iters[iters["task"] == task]
+        for j, (key, title, ylabel) in enumerate(curves):
+            ax = axes[i][j]
+            if key in part:
+                for row, df in part.groupby("row", sort=False):
+                    mean = df.groupby("iteration")[key].mean().dropna()
+                    if len(mean):
+                        ax.plot(mean.index, mean.values, color=colours[row], label=row)
+            ax.set(title=f"{task}: {title}", xlabel="iteration", ylabel=ylabel)
+            if ax.lines:
+                ax.legend(fontsize=6)
+    _save(fig, out)
+
+
+def _save(fig, out: Path) -> None:
+    fig.tight_layout()
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
