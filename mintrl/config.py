@@ -330,6 +330,18 @@ class RunEntry(Strict):
         "(`snakemake ablation_<group>`); `snakemake sweep` runs every group.")
 
 
+class TuneSpec(Strict):
+    """`snakemake tune`: short runs of each main-table row over its grid, scored on the
+    validation split (never the reported splits)."""
+
+    iterations: int = Field(16, ge=1, description="Iterations of each tuning run.")
+    tasks: list[str] = Field(["arith"], min_length=1, description="Tasks tuned on.")
+    samples: int = Field(8, ge=1, description="Validation samples per problem.")
+    grids: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict, description="Per main-table row: dotted key -> values tried "
+        "(their product). Every row gets the same number of points: an equal tuning budget.")
+
+
 class Config(Strict):
     """Root of config/config.yaml."""
 
@@ -346,6 +358,11 @@ class Config(Strict):
     rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
     runs: list[RunEntry] = Field(
         default_factory=list, description="The sweep: runs = base run + overrides + seed.")
+    tune: TuneSpec = Field(default_factory=TuneSpec, description="Tuning (`snakemake tune`).")
+    tuned: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Chosen values per main-table row, written by "
+        "`python -m mintrl.tune --apply` with the grid and date; applied on top of the row's "
+        "overrides (they do not change run names).")
     ablation_reference: str | None = Field(
         None, description="A main-table row (entry name) shown in every ablation table as the "
         "reference point, on the ablation's tasks (its first seed).")
@@ -376,7 +393,12 @@ def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format(err, source)) from None
-    reference_run(cfg, resolve_runs(cfg, source))
+    runs = resolve_runs(cfg, source)
+    reference_run(cfg, runs)
+    rows = {r.entry for r in runs.values() if r.group == "main"}
+    for row in sorted(set(cfg.tuned) - rows):
+        raise ConfigError(f"invalid config {source}:\n  tuned.{row}: no main-table row {row!r}; "
+                          f"rows: {sorted(rows)}")
     return cfg
 
 
@@ -441,8 +463,10 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     """Every run of the sweep by name; a bad override raises naming ``runs.<i>.overrides.<key>``."""
     runs: dict[str, Run] = {}
     base = cfg.rl.model_dump()
-    for i, entry in enumerate(cfg.runs):
-        merged = _merge(base, _nest(entry.overrides) | {"method": entry.method})
+    for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
+        row = entry.name or run_name(entry.method, entry.overrides, None)
+        tuned = cfg.tuned.get(row, {}) if entry.group == "main" else {}
+        merged = _merge(base, _nest({**entry.overrides, **tuned}) | {"method": entry.method})
         try:
             spec = RunSpec.model_validate(merged)
         except ValidationError as err:
@@ -457,7 +481,6 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
         if unknown:
             raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
                               f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
-        row = entry.name or run_name(entry.method, entry.overrides, None)
         stop = (min(cfg.main_iterations or spec.iterations, spec.iterations)
                 if entry.group == "main" else 0)
         for k, seed in enumerate(entry.seeds):
@@ -482,6 +505,47 @@ def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
     rows = sorted({r.entry for r in runs.values() if r.group == "main"})
     raise ConfigError(f"ablation_reference: no main-table row {cfg.ablation_reference!r}; "
                       f"rows: {rows}")
+
+
+def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
+    """The tuning runs (group "tune"): each main-table row of ``tune.grids`` once per grid
+    point, from the row's own overrides (not its tuned values), for ``tune.iterations`` on
+    ``tune.tasks``, named ``tune-<row>-<k>``."""
+    import itertools
+
+    rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs
+            if e.group == "main"}
+    sizes = {}
+    out = []
+    for row, grid in cfg.tune.grids.items():
+        if row not in rows:
+            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}: no main-table row "
+                              f"{row!r}; rows: {sorted(rows)}")
+        entry = rows[row]
+        points = [dict(zip(grid, values, strict=True))
+                  for values in itertools.product(*grid.values())]
+        sizes[row] = len(points)
+        length = {"iterations": cfg.tune.iterations, "eval_every": cfg.tune.iterations,
+                  "iterations_per_job": cfg.tune.iterations, "tasks": cfg.tune.tasks}
+        for k, point in enumerate(points):
+            out.append(RunEntry(method=entry.method, group="tune", name=f"tune-{row}-{k}",
+                                seeds=entry.seeds[:1],
+                                overrides={**entry.overrides, **point, **length}))
+    if len(set(sizes.values())) > 1:
+        raise ConfigError(f"invalid config {source}:\n  tune.grids: every row gets the same "
+                          f"tuning budget; grid points per row: {sizes}")
+    return out
+
+
+def tune_points(cfg: Config) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Tuning run name -> (row, grid point)."""
+    import itertools
+
+    out = {}
+    for row, grid in cfg.tune.grids.items():
+        for k, values in enumerate(itertools.product(*grid.values())):
+            out[f"tune-{row}-{k}"] = (row, dict(zip(grid, values, strict=True)))
+    return out
 
 
 def load_run(config: str | Path, name: str) -> tuple[Config, Run]:

@@ -250,3 +250,49 @@ def test_an_ablation_table_shows_the_reference_row_on_its_own_tasks(tmp_path):
     res = _snakemake(tmp_path, "-n", "--config", "ablation_reference=nope")
     assert res.returncode != 0
     assert "ablation_reference: no main-table row 'nope'" in res.stdout + res.stderr
+
+
+def test_tune_scores_grid_points_on_validation_and_writes_them_into_a_config(finished_run,
+                                                                             tmp_path):
+    import shutil
+
+    import yaml
+
+    from mintrl import tune
+    from mintrl.config import load_config, resolve_runs
+
+    res = _snakemake(finished_run, "tune")
+    assert res.returncode == 0, res.stderr[-3000:]
+    m = json.loads((finished_run / "results/tune/arith/tune-grpo-1/metrics.json").read_text())
+    assert list(m["splits"]) == ["validation"] and m["samples"] == 2  # never the reported splits
+    chosen = yaml.safe_load((finished_run / "results/tune/chosen.yaml").read_text())
+    assert set(chosen) == {"grpo", "mintrl-proxy"}
+    assert chosen["grpo"]["values"]["lr"] in (1.0e-4, 1.0e-3) and len(chosen["grpo"]["grid"]) == 2
+    config = tmp_path / "config.yaml"
+    shutil.copy(ROOT / "tests" / "micro.yaml", config)
+    for _ in range(2):  # applying again replaces the block
+        tune.main(["--apply", str(finished_run / "results/tune/chosen.yaml"), "--to", str(config)])
+    text = config.read_text()
+    assert text.count("# >>> tuned") == 1 and "validation Pass@1" in text
+    cfg = load_config(config)
+    assert cfg.tuned["grpo"] == chosen["grpo"]["values"]
+    runs = resolve_runs(cfg)
+    assert runs["grpo-s0"].spec.lr == chosen["grpo"]["values"]["lr"]  # same run name, tuned
+    assert runs["tune-grpo-0"].spec.lr == 1.0e-4  # tuning runs start from the row's own values
+
+
+def test_tune_apply_refuses_values_that_break_the_config(tmp_path):
+    import shutil
+
+    import pytest
+
+    from mintrl import tune
+
+    config = tmp_path / "config.yaml"
+    shutil.copy(ROOT / "tests" / "micro.yaml", config)
+    before = config.read_text()
+    chosen = tmp_path / "chosen.yaml"
+    chosen.write_text("grpo: {values: {lr: -1.0}, pass@1: 0.5, grid: []}\n")
+    with pytest.raises(SystemExit, match="nothing written"):
+        tune.main(["--apply", str(chosen), "--to", str(config)])
+    assert config.read_text() == before

@@ -190,7 +190,7 @@ def tracked_evaluations(wildcards):
 
 
 # --- targets: the main command runs the main table's first seeds; named targets the rest ---
-ABLATIONS = sorted({r.group for r in RUNS.values()} - {"main"})
+ABLATIONS = sorted({r.group for r in RUNS.values()} - {"main", "tune"})
 SCOPES = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in ABLATIONS)]
 
 
@@ -203,7 +203,7 @@ def scope_runs(scope):
     if scope == "main_table":
         return [n for n, r in RUNS.items() if r.group == "main"]
     if scope == "sweep":
-        return list(RUNS)
+        return [n for n, r in RUNS.items() if r.group != "tune"]
     group = [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
     return ([REFERENCE] if REFERENCE else []) + group
 
@@ -288,3 +288,15 @@ def target(scope):
         *scope_tracking(scope),
         f"results/tracking/summary-{scope}.json",
     ]
+
+
+# --- tuning (`snakemake tune`): short runs per grid point, scored on the validation split ---
+TUNE_RUNS = [n for n, r in RUNS.items() if r.group == "tune"]
+
+
+def tune_checkpoint(wildcards):
+    return checkpoint_dir(wildcards.task, wildcards.run, RUNS[wildcards.run].spec.iterations)
+
+
+def tune_evaluations():
+    return [f"results/tune/{t}/{r}/metrics.json" for r in TUNE_RUNS for t in RUNS[r].tasks]

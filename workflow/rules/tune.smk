@@ -1,0 +1,46 @@
+# `snakemake tune`: each main-table row once per point of its grid (tune.grids), a short run
+# scored on the validation split; the chooser writes results/tune/chosen.{yaml,md}, and
+# `python -m mintrl.tune --apply results/tune/chosen.yaml --to config/config.yaml` writes the
+# chosen values into the config (with the grid and the date), so the main command never tunes.
+rule evaluate_validation:
+    input:
+        model=tune_checkpoint,
+        prompts="results/data/{task}/validation.parquet",
+    output:
+        metrics="results/tune/{task}/{run}/metrics.json",
+        samples="results/tune/{task}/{run}/samples.parquet",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/tune/{task}_{run}.log",
+    benchmark:
+        "results/benchmarks/rules/tune/{task}_{run}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=evaluate_settings,
+        samples=CFG.tune.samples,
+        iteration=lambda wildcards: RUNS[wildcards.run].spec.iterations,
+        out=subpath(output.metrics, parent=True),
+    threads: 1
+    shell:
+        "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
+        "--prompts {input.prompts} --samples {params.samples} --out {params.out} "
+        "--run {wildcards.run} --iteration {params.iteration} --threads {threads} > {log} 2>&1"
+
+
+rule tune_choose:
+    input:
+        evals=tune_evaluations(),
+    output:
+        chosen="results/tune/chosen.yaml",
+        table="results/tune/chosen.md",
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/tune/choose.log",
+    params:
+        config=CONFIG_FILE,
+        out=subpath(output.chosen, parent=True),
+    shell:
+        "python -m mintrl.tune --config {params.config} --evals {input.evals} "
+        "--out {params.out} > {log} 2>&1"
