@@ -51,10 +51,19 @@ def test_bad_key_or_value_is_named(path, value, key):
     assert key in str(err.value) and "my.yaml" in str(err.value)
 
 
+def _with_runs(runs):
+    """The default config with other runs (and no tuning grid or reference naming its rows)."""
+    data = _default()
+    for key in ("tune", "tuned", "ablation_reference"):
+        data.pop(key, None)
+    data["runs"] = runs
+    return data
+
+
 def test_runs_are_base_run_plus_overrides_plus_seed():
     from mintrl.config import resolve_runs
 
-    data = _default()
+    data = _with_runs(None)
     data["runs"] = [{"method": "grpo", "seeds": [0, 1]},
                     {"method": "grpo", "overrides": {"lr": 3e-5, "sampling.temperature": 0.7}}]
     runs = resolve_runs(parse_config(data))
@@ -66,8 +75,7 @@ def test_runs_are_base_run_plus_overrides_plus_seed():
 
 
 def test_two_runs_with_one_name_are_refused():
-    data = _default()
-    data["runs"] = [{"method": "grpo"}, {"method": "grpo"}]
+    data = _with_runs([{"method": "grpo"}, {"method": "grpo"}])
     with pytest.raises(ConfigError, match="runs.1: run name 'grpo-s0' is used twice"):
         parse_config(data)
 
