@@ -102,3 +102,29 @@ def _save(fig, out: Path) -> None:
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="png", dpi=110)
     plt.close(fig)
+
+
+def plot_knobs(stats: pd.DataFrame, knobs: dict[str, dict[str, float]], out: Path) -> None:
+    """Pass@1 (%) against each ablated knob: one panel per knob, x its value, one line per
+    benchmark, bars the bootstrap 95 % interval. ``knobs``: knob -> {row: value}, each row
+    differing from the reference only in that knob (mintrl.summarize.single_knobs)."""
+    panels = [(k, v) for k, v in knobs.items() if len(v) >= 2]
+    fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
+                             figsize=(4.5 * max(1, len(panels)), 3.5))
+    if not panels:
+        axes[0][0].text(0.5, 0.5, "no knob varies alone in this table", ha="center")
+        axes[0][0].set_axis_off()
+    cell = stats.set_index(["row", "benchmark"])
+    for ax, (knob, rows) in zip(axes[0], panels, strict=False):
+        order = sorted(rows, key=rows.get)
+        for bench in sorted(stats["benchmark"].unique()):
+            pts = [(rows[r], cell.loc[(r, bench)]) for r in order if (r, bench) in cell.index]
+            if not pts:
+                continue
+            xs = [x for x, _ in pts]
+            ys = [c["mean"] for _, c in pts]
+            err = [[c["mean"] - c["lo"] for _, c in pts], [c["hi"] - c["mean"] for _, c in pts]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=2, label=bench)
+        ax.set(title=f"Pass@1 against {knob}", xlabel=knob, ylabel="Pass@1 (%)")
+        ax.legend(fontsize=7)
+    _save(fig, out)

@@ -12,7 +12,8 @@ Writes ``table.{md,csv}`` (Pass@1; best per column in bold), ``quality.md`` (str
 correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
 ``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
 ``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/plots.py``): ``pass1.png``,
-``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length).
+``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length),
+``knobs.png`` (an ablation's Pass@1 against each knob it varies alone).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from mintrl.io import atomic_path
-from mintrl.plots import plot_curves, plot_pass1, plot_rewards
+from mintrl.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
 from mintrl.stats import cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
@@ -94,6 +95,28 @@ def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.Data
     return pd.DataFrame(out)
 
 
+def single_knobs(specs: dict[str, dict], reference: str | None) -> dict[str, dict[str, float]]:
+    """knob -> {row: value} for the rows whose numeric settings differ from ``reference``'s
+    in exactly one key (``specs``: row -> flat run spec); the reference joins every knob."""
+    if reference not in specs:
+        return {}
+    ref = specs[reference]
+    out: dict[str, dict[str, float]] = {}
+    for row, spec in specs.items():
+        diff = [k for k in spec if k != "tasks" and spec[k] != ref.get(k)]
+        if row == reference or len(diff) != 1 or not _is_number(spec[diff[0]]):
+            continue
+        knob = out.setdefault(diff[0], {})
+        knob[row] = spec[diff[0]]
+        if _is_number(ref.get(diff[0])):  # e.g. not a measured (None) const_c
+            knob[reference] = ref[diff[0]]
+    return out
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
 def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True) -> str:
     """Cells ``mean ± std [lo, hi]``; the best mean of each column among the method rows in
     bold (the teacher is a reference, not a contender)."""
@@ -158,11 +181,18 @@ def main(argv: list[str] | None = None) -> None:
                     "row per run)")
     ap.add_argument("--out", type=Path, required=True, help="output folder")
     args = ap.parse_args(argv)
-    row_of = {}
+    row_of, specs, reference = {}, {}, None
     if args.config:
-        from mintrl.config import load_config, resolve_runs
+        from mintrl.config import load_config, reference_run, resolve_runs
 
-        row_of = {n: r.entry for n, r in resolve_runs(load_config(args.config)).items()}
+        cfg = load_config(args.config)
+        runs = resolve_runs(cfg)
+        row_of = {n: r.entry for n, r in runs.items()}
+        in_table = set(args.order)
+        specs = {r.entry: pd.json_normalize(r.spec.model_dump()).iloc[0].to_dict()
+                 for n, r in runs.items() if n in in_table}
+        ref = reference_run(cfg, runs)
+        reference = runs[ref].entry if ref else None
     evals = eval_records(args.evals)
     runs = results_table(evals, args.order)
     scores = problem_scores(evals, row_of)
@@ -196,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_rewards(iters, row_of, args.out / "reward.png")
     plot_curves(iters, row_of, args.out / "curves.png")
     plot_pass1(pass1, rows, args.out / "pass1.png")
+    plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
     print(stats_markdown(pass1, rows), flush=True)
 
 

@@ -97,3 +97,16 @@ def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
                            "rollout/reward": 0.1 * i} for i in (1, 2, 3)])
     plot_curves(iters, {"grpo-s0": "grpo"}, tmp_path / "c.png")
     assert (tmp_path / "p.png").stat().st_size > 1000 and (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_ablation_rows_are_placed_on_the_one_knob_they_change():
+    from mintrl.summarize import single_knobs
+
+    ref = {"chunk_tokens": 16, "max_reviews": 12, "const_c": None, "judge": "oracle"}
+    specs = {"ref": ref, "C8": ref | {"chunk_tokens": 8}, "C32": ref | {"chunk_tokens": 32},
+             "R3": ref | {"max_reviews": 3}, "c-2": ref | {"const_c": -2.0},
+             "both": ref | {"chunk_tokens": 8, "max_reviews": 3}, "llm": ref | {"judge": "chat"}}
+    knobs = single_knobs(specs, "ref")
+    assert knobs == {"chunk_tokens": {"C8": 8, "ref": 16, "C32": 32},
+                     "max_reviews": {"R3": 3, "ref": 12}, "const_c": {"c-2": -2.0}}
+    assert single_knobs(specs, None) == {}

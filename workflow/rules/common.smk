@@ -254,6 +254,7 @@ SUMMARY_FILES = {
     "stats": "results/summary/{scope}/table_stats.csv",
     "reward": "results/summary/{scope}/reward.png",
     "curves": "results/summary/{scope}/curves.png",
+    "knobs": "results/summary/{scope}/knobs.png",
     "pass1": "results/summary/{scope}/pass1.png",
 }
 

@@ -13,6 +13,7 @@ rule summarize:
         reward=report(SUMMARY_FILES["reward"], caption="../report/reward.rst", category="{scope}"),
         pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
         curves=report(SUMMARY_FILES["curves"], caption="../report/curves.rst", category="{scope}"),
+        knobs=report(SUMMARY_FILES["knobs"], caption="../report/knobs.rst", category="{scope}"),
     conda:
         "../envs/mintrl.yaml"
     log:
