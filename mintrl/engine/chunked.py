@@ -13,7 +13,7 @@ import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
-from mintrl.engine.transformers_engine import cache_kwarg, filter_logits
+from mintrl.engine.transformers_engine import cache_kwarg, filter_logits, left_padded
 
 
 class ChunkedDecoder:
@@ -26,12 +26,8 @@ class ChunkedDecoder:
         self.sampling, self.gen = sampling, generator
         self._cache_kw = cache_kwarg(model)
         self.dev = next(model.parameters()).device
-        n, width = len(prompts), max(map(len, prompts))
-        ids = torch.full((n, width), pad, dtype=torch.long)
-        self.mask = torch.zeros((n, width), dtype=torch.long)
-        for i, p in enumerate(prompts):  # left padding
-            ids[i, width - len(p):] = torch.tensor(p)
-            self.mask[i, width - len(p):] = 1
+        n = len(prompts)
+        ids, self.mask = left_padded(prompts, pad)
         positions = (self.mask.cumsum(-1) - 1).clamp(min=0)
         self.cache = DynamicCache(config=model.config)
         self.rows = list(range(n))  # original row id of each batch row

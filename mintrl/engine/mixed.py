@@ -16,7 +16,7 @@ import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
-from mintrl.engine.transformers_engine import cache_kwarg, filter_logits
+from mintrl.engine.transformers_engine import cache_kwarg, filter_logits, left_padded
 
 
 def shared_vocab_check(policy_tokenizer, teacher_tokenizer, method: str) -> None:
@@ -84,13 +84,8 @@ class MixedPolicySampler:
 
     @torch.inference_mode()
     def _batch(self, prompts, sampling: Sampling, tau: float, gen) -> MixedGeneration:
-        n, width = len(prompts), max(map(len, prompts))
-        dev = next(self.student.parameters()).device
-        ids = torch.full((n, width), self.pad, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, p in enumerate(prompts):  # left padding
-            ids[i, width - len(p):] = torch.tensor(p)
-            mask[i, width - len(p):] = 1
+        n, dev = len(prompts), next(self.student.parameters()).device
+        ids, mask = left_padded(prompts, self.pad)
         ids, mask = ids.to(dev), mask.to(dev)
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         models = (self.student, self.teacher)

@@ -31,6 +31,18 @@ def filter_logits(logits: torch.Tensor, sampling: Sampling) -> torch.Tensor:
     return logits
 
 
+def left_padded(prompts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention mask), each (B, W): every prompt ends at column W-1, so one decode step
+    appends one column for all rows."""
+    n, width = len(prompts), max(map(len, prompts))
+    ids = torch.full((n, width), pad, dtype=torch.long)
+    mask = torch.zeros((n, width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p) :] = torch.tensor(p)
+        mask[i, width - len(p) :] = 1
+    return ids, mask
+
+
 def cache_kwarg(model) -> str:
     """transformers renamed ``past_key_values`` to ``cache``; accept both generations."""
     params = inspect.signature(model.forward).parameters
@@ -63,13 +75,8 @@ class TransformersEngine:
 
     @torch.inference_mode()
     def _generate_batch(self, prompts: list[list[int]], sampling: Sampling, gen) -> Generation:
-        n, width = len(prompts), max(map(len, prompts))
-        dev = self.device
-        ids = torch.full((n, width), self.pad, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, p in enumerate(prompts):  # left padding: every prompt ends at column width-1
-            ids[i, width - len(p) :] = torch.tensor(p)
-            mask[i, width - len(p) :] = 1
+        n, dev = len(prompts), self.device
+        ids, mask = left_padded(prompts, self.pad)
         ids, mask = ids.to(dev), mask.to(dev)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = DynamicCache(config=self.model.config)
