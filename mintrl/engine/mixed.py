@@ -16,7 +16,12 @@ import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
-from mintrl.engine.transformers_engine import cache_kwarg, filter_logits, left_padded
+from mintrl.engine.transformers_engine import (
+    cache_kwarg,
+    drop_finished,
+    filter_logits,
+    left_padded,
+)
 
 
 def shared_vocab_check(policy_tokenizer, teacher_tokenizer, method: str) -> None:
@@ -121,14 +126,10 @@ class MixedPolicySampler:
                     out.finish_reasons[row] = "stop"
             if step == sampling.max_new_tokens - 1:
                 break
-            keep = (~done).nonzero().squeeze(1)
-            if keep.numel() == 0:
+            left = drop_finished(done, caches, dev, alive, nxt, mask, next_pos)
+            if left is None:
                 break
-            if keep.numel() < len(alive):  # finished rows leave the batch
-                kd = keep.to(dev)
-                for c in caches:
-                    c.batch_select_indices(kd)
-                alive, nxt, mask, next_pos = alive[keep], nxt[keep], mask[kd], next_pos[kd]
+            alive, nxt, mask, next_pos = left
             mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
             logits = [m(input_ids=nxt.to(dev)[:, None], attention_mask=mask,
                         position_ids=next_pos[:, None], **{cache_kwarg(m): c}

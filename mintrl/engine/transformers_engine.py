@@ -43,6 +43,21 @@ def left_padded(prompts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch
     return ids, mask
 
 
+def drop_finished(done: torch.Tensor, caches: list, device, alive: torch.Tensor,
+                  *rows: torch.Tensor):
+    """Rows that just produced EOS leave the batch and every KV cache in ``caches`` (on
+    ``device``). done: (b,) bool; alive and each of ``rows``: per-row tensors of the batch.
+    Returns (alive, *rows) for the rows still generating, or None when none is left."""
+    keep = (~done).nonzero().squeeze(1)
+    if keep.numel() == 0:
+        return None
+    if keep.numel() == len(alive):
+        return (alive, *rows)
+    for cache in caches:
+        cache.batch_select_indices(keep.to(device))
+    return (alive[keep], *(t[keep.to(t.device)] for t in rows))
+
+
 def cache_kwarg(model) -> str:
     """transformers renamed ``past_key_values`` to ``cache``; accept both generations."""
     params = inspect.signature(model.forward).parameters
@@ -106,13 +121,10 @@ class TransformersEngine:
                     reasons[row] = "stop"
             if step == sampling.max_new_tokens - 1:
                 break
-            keep = (~done).nonzero().squeeze(1)
-            if keep.numel() == 0:
+            left = drop_finished(done, [cache], dev, alive, nxt, mask, next_pos)
+            if left is None:
                 break
-            if keep.numel() < len(alive):  # finished rows leave the batch
-                kd = keep.to(dev)
-                cache.batch_select_indices(kd)
-                alive, nxt, mask, next_pos = alive[keep], nxt[keep], mask[kd], next_pos[kd]
+            alive, nxt, mask, next_pos = left
             mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
             logits = self.model(
                 input_ids=nxt.to(dev)[:, None],
