@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -55,6 +56,28 @@ def _read_capped(path: Path, cap: int) -> str:
         return f.read(cap).decode("utf-8", errors="replace")
 
 
+def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
+    """Block until ``proc`` exits or ``timeout_s`` passes; True on timeout.
+
+    ``Popen.wait(timeout=...)`` polls with sleeps that grow to 50 ms, so a 10 ms program was
+    noticed after about 30 ms (a 4x cost on every reward of the code task); a pidfd wakes us
+    the moment the process exits. Where there is no pidfd (not Linux), fall back to polling.
+    """
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout_s)
+            return False
+        except subprocess.TimeoutExpired:
+            return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        return not ready
+    finally:
+        os.close(fd)
+
+
 def run_python(
     source: str, timeout_s: float = 5.0, limits: Limits | None = None, max_output: int = 1 << 16
 ) -> SandboxResult:
@@ -76,11 +99,8 @@ def run_python(
                 preexec_fn=_set_limits(limits),
                 close_fds=True,
             )
-            timed_out = False
             try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                timed_out = _wait(proc, timeout_s)
             finally:
                 # Kill the whole group, also after a normal exit (leftover children).
                 with contextlib.suppress(ProcessLookupError):

@@ -24,7 +24,6 @@ its value compared with the reference's intermediate value at that line.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -194,16 +193,17 @@ class CodeTask:
         return OracleVerdict(None, None, len(got), len(ref))
 
 
+# The harness prints repr() of the outputs, which the parent reads with ast.literal_eval:
+# importing json in the child cost 10 ms of a 17 ms sandbox run.
 _HARNESS = """
 
-import json as _json
 _out = []
 for _x in {inputs!r}:
     try:
         _out.append(f(_x))
     except Exception:
         _out.append(None)
-print(_json.dumps(_out))
+print(repr(_out))
 """
 
 
@@ -221,8 +221,8 @@ def _passes(problem: Problem, code: str) -> bool:
     if res.returncode != 0 or res.timed_out:
         return False
     try:
-        got = json.loads(res.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        got = ast.literal_eval(res.stdout.strip().splitlines()[-1])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, IndexError):
         return False
     want = problem.spec["outputs"]
     return (
