@@ -28,7 +28,6 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from mintrl.chat_policies import ChatIntervener  # noqa: E402
-from mintrl.config import Run, load_run  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.mixed import shared_vocab_check  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
@@ -45,6 +44,7 @@ from mintrl.rollout import (  # noqa: E402
     sampling_for,
     select_prompts,
 )
+from mintrl.runs import Run, load_run  # noqa: E402
 from mintrl.schemas import INTERVENTION, ROLLOUTS  # noqa: E402
 from mintrl.trainer import (  # noqa: E402
     deepspeed_engine,

@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import SFTSpec, load_run
+from mintrl.config import SFTSpec
 from mintrl.io import write_json, write_table
 from mintrl.objectives import get_objective
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
+from mintrl.runs import load_run
 from mintrl.schemas import INTERVENTION, ROLLOUTS
 from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, plan_minibatches
 

@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     row_of, specs, reference = {}, {}, None
     if args.config:
-        from mintrl.config import load_config, reference_run, resolve_runs
+        from mintrl.config import load_config
+        from mintrl.runs import reference_run, resolve_runs
 
         cfg = load_config(args.config)
         runs = resolve_runs(cfg)

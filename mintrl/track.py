@@ -18,8 +18,9 @@ import json
 import re
 from pathlib import Path
 
-from mintrl.config import Config, Run, load_config, resolve_runs
+from mintrl.config import Config, load_config
 from mintrl.io import write_json
+from mintrl.runs import Run, resolve_runs
 from mintrl.tracking import flatten, git_commit, log_run
 
 # Where a run stops is not part of its identity: extending it continues the same MLflow run,

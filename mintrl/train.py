@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from mintrl.config import load_run
 from mintrl.io import read_table, write_json
 from mintrl.rollout import iteration_seed
+from mintrl.runs import load_run
 from mintrl.schemas import ROLLOUTS
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from mintrl.config import ConfigError, load_config, parse_config, tune_points
+from mintrl.config import ConfigError, load_config, parse_config
 from mintrl.io import atomic_path
+from mintrl.runs import tune_points
 
 BEGIN, END = "# >>> tuned", "# <<< tuned"
 

@@ -61,7 +61,7 @@ def _with_runs(runs):
 
 
 def test_runs_are_base_run_plus_overrides_plus_seed():
-    from mintrl.config import resolve_runs
+    from mintrl.runs import resolve_runs
 
     data = _with_runs(None)
     data["runs"] = [{"method": "grpo", "seeds": [0, 1]},
@@ -81,7 +81,8 @@ def test_two_runs_with_one_name_are_refused():
 
 
 def test_segments_end_at_evaluation_points_and_the_last_iteration():
-    from mintrl.config import RunSpec, kept_iterations, segment_ends
+    from mintrl.config import RunSpec
+    from mintrl.runs import kept_iterations, segment_ends
 
     spec = RunSpec(iterations=25, iterations_per_job=10, eval_every=15)
     assert kept_iterations(spec) == [15, 25]

@@ -3,14 +3,13 @@ import re
 
 from snakemake.utils import validate
 
-from mintrl.config import (
+from mintrl.config import parse_config, write_resolved_config
+from mintrl.runs import (
     RUN_LENGTH_KEYS,
-    reference_run,
     kept_iterations,
-    parse_config,
+    reference_run,
     resolve_runs,
     segment_ends,
-    write_resolved_config,
 )
 
 # One source of truth, two entry points: the pydantic model (its messages name the dotted key,

@@ -1,0 +1,185 @@
+"""Runs of the sweep: a run is the base run (``rl:``) + an entry's overrides + a seed.
+
+``resolve_runs(cfg)`` names and validates every run (main table, ablations, tuning points);
+``segment_ends`` and ``kept_iterations`` say where a run's Snakemake jobs end and which
+checkpoints are evaluated and kept. The keys themselves are defined in ``mintrl.config``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mintrl.config import Config, ConfigError, RunEntry, RunSpec, load_config
+
+
+@dataclass(frozen=True)
+class Run:
+    """A resolved run: its name, seed, full spec and the tasks it trains on."""
+
+    name: str
+    method: str
+    seed: int
+    spec: RunSpec
+    tasks: tuple[str, ...]
+    overrides: dict[str, Any]
+    group: str = "main"
+    entry: str = ""  # the run's name without its seed: the row it averages into
+    primary: bool = True  # the entry's first seed (what the main command runs)
+    stop: int = 0  # where the main command stops it (``main_iterations``); 0: not in it
+
+
+def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in dotted.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+RESERVED_NAMES = {"base", "teacher"}
+# Keys that say where a run stops and where its jobs end, not what it does: they are left out
+# of run names and of the settings that make Snakemake rerun a job, so a finished run can be
+# extended (its segments' bounds are in their paths).
+RUN_LENGTH_KEYS = frozenset({"iterations", "eval_every", "iterations_per_job"})
+
+
+def run_name(method: str, overrides: dict[str, Any], seed: int | None) -> str:
+    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``: method, overrides (sorted), seed (none
+    when ``seed`` is None: the name of the row the seeds average into)."""
+    parts = [method]
+    for key in sorted(set(overrides) - RUN_LENGTH_KEYS):
+        value = overrides[key]
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"{key.split('.')[-1]}{text}")
+    if seed is not None:
+        parts.append(f"s{seed}")
+    return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
+
+
+def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
+    """Every run of the sweep by name; a bad override raises naming ``runs.<i>.overrides.<key>``."""
+    runs: dict[str, Run] = {}
+    base = cfg.rl.model_dump()
+    for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
+        row = entry.name or run_name(entry.method, entry.overrides, None)
+        tuned = cfg.tuned.get(row, {}) if entry.group == "main" else {}
+        merged = _merge(base, _nest({**entry.overrides, **tuned}) | {"method": entry.method})
+        try:
+            spec = RunSpec.model_validate(merged)
+        except ValidationError as err:
+            lines = [f"invalid config {source}:"]
+            for e in err.errors():
+                key = ".".join(str(p) for p in e["loc"])
+                where = "method" if key == "method" else f"overrides.{key}"
+                lines.append(f"  runs.{i}.{where}: {e['msg']}")
+            raise ConfigError("\n".join(lines)) from None
+        tasks = tuple(spec.tasks or sorted(cfg.tasks))
+        unknown = sorted(set(tasks) - set(cfg.tasks))
+        if unknown:
+            raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
+                              f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
+        stop = (min(cfg.main_iterations or spec.iterations, spec.iterations)
+                if entry.group == "main" else 0)
+        for k, seed in enumerate(entry.seeds):
+            name = entry.name or run_name(entry.method, entry.overrides, seed)
+            if len(entry.seeds) > 1 and entry.name:
+                name = f"{entry.name}-s{seed}"
+            if name in runs or name in RESERVED_NAMES or name.startswith("summary-"):
+                raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
+                                  "used twice (or is reserved); set `name`")
+            runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
+                             entry.group, row, k == 0, stop if k == 0 else 0)
+    return runs
+
+
+def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
+    """The run of ``ablation_reference`` (its first seed); an unknown row is a config error."""
+    if cfg.ablation_reference is None:
+        return None
+    for name, run in runs.items():
+        if run.group == "main" and run.entry == cfg.ablation_reference and run.primary:
+            return name
+    rows = sorted({r.entry for r in runs.values() if r.group == "main"})
+    raise ConfigError(f"ablation_reference: no main-table row {cfg.ablation_reference!r}; "
+                      f"rows: {rows}")
+
+
+def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
+    """The tuning runs (group "tune"): each main-table row of ``tune.grids`` once per grid
+    point, from the row's own overrides (not its tuned values), for ``tune.iterations`` on
+    ``tune.tasks``, named ``tune-<row>-<k>``."""
+    rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs
+            if e.group == "main"}
+    sizes = {}
+    out = []
+    for row, grid in cfg.tune.grids.items():
+        if row not in rows:
+            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}: no main-table row "
+                              f"{row!r}; rows: {sorted(rows)}")
+        entry = rows[row]
+        points = [dict(zip(grid, values, strict=True))
+                  for values in itertools.product(*grid.values())]
+        sizes[row] = len(points)
+        length = {"iterations": cfg.tune.iterations, "eval_every": cfg.tune.iterations,
+                  "iterations_per_job": cfg.tune.iterations, "tasks": cfg.tune.tasks}
+        for k, point in enumerate(points):
+            out.append(RunEntry(method=entry.method, group="tune", name=f"tune-{row}-{k}",
+                                seeds=entry.seeds[:1],
+                                overrides={**entry.overrides, **point, **length}))
+    if len(set(sizes.values())) > 1:
+        raise ConfigError(f"invalid config {source}:\n  tune.grids: every row gets the same "
+                          f"tuning budget; grid points per row: {sizes}")
+    return out
+
+
+def tune_points(cfg: Config) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Tuning run name -> (row, grid point)."""
+    out = {}
+    for row, grid in cfg.tune.grids.items():
+        for k, values in enumerate(itertools.product(*grid.values())):
+            out[f"tune-{row}-{k}"] = (row, dict(zip(grid, values, strict=True)))
+    return out
+
+
+def load_run(config: str | Path, name: str) -> tuple[Config, Run]:
+    """The config file and its run ``name``; an unknown name lists the runs (stage CLIs)."""
+    cfg = load_config(config)
+    runs = resolve_runs(cfg, str(config))
+    if name not in runs:
+        raise SystemExit(f"unknown run {name!r}; runs of {config}: {sorted(runs)}")
+    return cfg, runs[name]
+
+
+def kept_iterations(spec: RunSpec, stop: int = 0) -> list[int]:
+    """Iterations whose checkpoint is evaluated and kept: every ``eval_every``, the last, and
+    ``stop`` (where the main command ends a main-table run: ``Run.stop``)."""
+    extra = {stop} if 0 < stop < spec.iterations else set()
+    return sorted({*range(spec.eval_every, spec.iterations + 1, spec.eval_every),
+                   spec.iterations, *extra})
+
+
+def segment_ends(spec: RunSpec, stop: int = 0) -> list[int]:
+    """Last iteration of each Snakemake job: every ``iterations_per_job``, and kept points."""
+    step = spec.iterations_per_job
+    cut_off = {spec.phase_end} if 0 < spec.phase_end < spec.iterations else set()
+    return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec, stop),
+                   *cut_off})
