@@ -79,20 +79,23 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
 
 
 def run_python(
-    source: str, timeout_s: float = 5.0, limits: Limits | None = None, max_output: int = 1 << 16
+    source: str, timeout_s: float = 5.0, limits: Limits | None = None, max_output: int = 1 << 16,
+    stdin: str | None = None,
 ) -> SandboxResult:
-    """Run ``source`` as a script in the sandbox and return its (capped) output."""
+    """Run ``source`` as a script in the sandbox, ``stdin`` (text) on its standard input, and
+    return its (capped) output."""
     limits = limits or Limits(cpu_s=max(1, int(timeout_s) + 1))
     with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
         work = Path(tmp)
         (work / "main.py").write_text(source, encoding="utf-8", errors="surrogatepass")
-        out_path, err_path = work / ".stdout", work / ".stderr"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        out_path, err_path, in_path = work / ".stdout", work / ".stderr", work / ".stdin"
+        in_path.write_text(stdin or "", encoding="utf-8", errors="surrogatepass")
+        with open(out_path, "wb") as out, open(err_path, "wb") as err, open(in_path, "rb") as inp:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-B", "main.py"],
                 cwd=work,
                 env={},
-                stdin=subprocess.DEVNULL,
+                stdin=inp,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # own process group: the kill below reaches children
