@@ -28,16 +28,23 @@ BEGIN, END = "# >>> tuned", "# <<< tuned"
 
 
 def scores(cfg, evals: list[Path]) -> dict[str, dict]:
-    """Per tuning run: its row, grid point and validation Pass@1 (mean over its tasks)."""
+    """Per tuning run: its row, grid point and validation Pass@1 (mean over its tasks), with
+    step accuracy beside it (shown, not used to choose: on the toy Pass@1 can hide what a
+    policy learned)."""
     points = tune_points(cfg)
-    per_run: dict[str, list[float]] = {}
+    per_run: dict[str, dict[str, list[float]]] = {}
     for path in evals:
         m = json.loads(Path(path).read_text())
         if m.get("run") not in points:
             raise SystemExit(f"{path}: run {m.get('run')!r} is not a tuning run of this config")
-        per_run.setdefault(m["run"], []).extend(v["pass@1"] for v in m["splits"].values())
+        got = per_run.setdefault(m["run"], {"pass@1": [], "step_accuracy": []})
+        for split in m["splits"].values():
+            got["pass@1"].append(split["pass@1"])
+            if split.get("step_accuracy") is not None:
+                got["step_accuracy"].append(split["step_accuracy"])
     return {run: {"row": points[run][0], "point": points[run][1],
-                  "pass@1": sum(v) / len(v)} for run, v in per_run.items()}
+                  **{k: sum(v) / len(v) if v else None for k, v in got.items()}}
+            for run, got in per_run.items()}
 
 
 def choose(scored: dict[str, dict]) -> dict[str, dict]:
@@ -47,7 +54,9 @@ def choose(scored: dict[str, dict]) -> dict[str, dict]:
         s = scored[run]
         row = out.setdefault(s["row"], {"values": s["point"], "pass@1": s["pass@1"],
                                         "grid": []})
-        row["grid"].append({"values": s["point"], "pass@1": round(s["pass@1"], 4)})
+        step = s.get("step_accuracy")
+        row["grid"].append({"values": s["point"], "pass@1": round(s["pass@1"], 4),
+                            "step_accuracy": None if step is None else round(step, 4)})
         if s["pass@1"] > row["pass@1"]:
             row["values"], row["pass@1"] = s["point"], s["pass@1"]
     return out
@@ -108,9 +117,12 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"no validation results for rows {missing}")
     with atomic_path(args.out / "chosen.yaml") as tmp:
         tmp.write_text(yaml.safe_dump(chosen, sort_keys=False))
-    lines = ["| row | chosen | validation Pass@1 (%) | grid (Pass@1 %) |", "|---|---|---:|---|"]
+    lines = ["| row | chosen | validation Pass@1 (%) | grid (Pass@1 % / step accuracy %) |",
+             "|---|---|---:|---|"]
     for row, c in chosen.items():
-        grid = "; ".join(f"{json.dumps(g['values'])} {100 * g['pass@1']:.1f}" for g in c["grid"])
+        grid = "; ".join(f"{json.dumps(g['values'])} {100 * g['pass@1']:.1f} / "
+                         + ("n/a" if g.get("step_accuracy") is None
+                            else f"{100 * g['step_accuracy']:.1f}") for g in c["grid"])
         lines.append(f"| {row} | {json.dumps(c['values'])} | {100 * c['pass@1']:.1f} | {grid} |")
     with atomic_path(args.out / "chosen.md") as tmp:
         tmp.write_text("\n".join(lines) + "\n")
