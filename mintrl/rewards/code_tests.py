@@ -3,12 +3,13 @@
 Three test formats cover the paper's benchmarks (DESIGN.md §3: expected outputs never enter
 the sandbox; results are compared here, in the parent, with strict types):
 
-- ``stdin``: each case feeds ``input`` on stdin; stdout must equal ``output`` (trailing
-  whitespace of each line and trailing blank lines ignored). LiveCodeBench stdin tests,
-  DeepCoder / TACO.
+- ``stdin``: each case feeds ``input`` on stdin; stdout must equal ``output`` line by line,
+  compared as LiveCodeBench does (lines stripped; numbers also token by token as decimals).
+  LiveCodeBench stdin tests, DeepCoder / TACO, Codeforces.
 - ``functional``: each case calls ``fn_name(*args)`` (a method of ``class Solution`` when the
   program defines one, as in LeetCode-style problems); the returned value must equal
-  ``output`` with the same types. LiveCodeBench functional tests, HumanEval+ / MBPP+ inputs.
+  ``output`` (or one of ``outputs_any``) with the same types. LiveCodeBench functional
+  tests, HumanEval+ / MBPP+ inputs.
 - ``assert``: a test program runs after the candidate (HumanEval's ``check(candidate)``); it
   passes when the program reaches its end, shown by a fresh random token printed last, so a
   candidate that exits early (``sys.exit(0)``) fails.
@@ -23,6 +24,7 @@ import math
 import re
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from mintrl.sandbox import run_python
@@ -35,12 +37,13 @@ class CodeTests:
     """A problem's tests in one normalised form (see the module docstring)."""
 
     format: Literal["stdin", "functional", "assert"]
-    cases: list[dict[str, Any]] = field(default_factory=list)  # stdin: input/output;
-    # functional: args/output
+    # stdin: {input, output}; functional: {args, output | output_repr | outputs_any}
+    cases: list[dict[str, Any]] = field(default_factory=list)
     fn_name: str | None = None  # functional: the function (or Solution method) to call
     program: str = ""  # assert: the test program, e.g. HumanEval's `def check(candidate)`
     entry_point: str | None = None  # assert: check(entry_point) is called after `program`
     prelude: str = ""  # prepended when the response lacks the entry point (a completion)
+    atol: float = 0.0  # functional: absolute tolerance for expected floats (EvalPlus' atol)
     timeout_s: float = 6.0  # wall-clock bound per sandbox run
 
 
@@ -57,19 +60,50 @@ def extract_program(response: str) -> str:
     return blocks[-1] if blocks else response
 
 
+def read_literal(text: str) -> Any:
+    """``ast.literal_eval`` that also reads ``inf`` and ``nan`` (how ``repr`` prints those
+    floats). Raises ValueError on anything else that is not a literal."""
+    special = {"inf": math.inf, "nan": math.nan}
+
+    def walk(node: ast.AST) -> Any:
+        if isinstance(node, ast.Name) and node.id in special:
+            return special[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            value = walk(node.operand)
+            if type(value) not in (int, float, complex):
+                raise ValueError("unary sign on a non-number")
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            items = [walk(e) for e in node.elts]
+            return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+        if isinstance(node, ast.Dict):
+            return {walk(k): walk(v) for k, v in zip(node.keys, node.values, strict=True)}
+        return ast.literal_eval(node)  # constants, complex numbers; raises on the rest
+
+    return walk(ast.parse(text.strip(), mode="eval").body)
+
+
 def strict_equal(got: Any, want: Any, rel_tol: float = 1e-9) -> bool:
     """Equal values of equal types: ``True`` is not ``1``, ``6.0`` is not ``6``, ``"1"`` is
-    not ``1``; lists and tuples compare as sequences (JSON has no tuples); an expected float
-    accepts an int or float within ``rel_tol``. Only plain literals reach here (the sandbox's
-    output is read with ``ast.literal_eval``), so no object can claim to equal everything."""
+    not ``1``; an expected list accepts a tuple (JSON has no tuples: LiveCodeBench compares a
+    tuple result with a JSON list), an expected tuple wants a tuple (EvalPlus' outputs are
+    Python's, stored as ``output_repr``); an expected float accepts an int or float within
+    ``rel_tol``. Only plain literals reach here (the sandbox's output is read back with
+    ``read_literal``), so no object can claim to equal everything."""
     if isinstance(want, bool) or isinstance(got, bool):
         return type(got) is type(want) and got == want
     if isinstance(want, float):
-        return (type(got) in (int, float)
-                and math.isclose(got, want, rel_tol=rel_tol, abs_tol=rel_tol))
+        if type(got) not in (int, float):
+            return False
+        if math.isnan(want):
+            return math.isnan(got)
+        return math.isclose(got, want, rel_tol=rel_tol, abs_tol=rel_tol)
     if isinstance(want, list | tuple):
-        return (isinstance(got, list | tuple) and len(got) == len(want)
+        kinds = (tuple,) if isinstance(want, tuple) else (list, tuple)
+        return (isinstance(got, kinds) and len(got) == len(want)
                 and all(strict_equal(g, w, rel_tol) for g, w in zip(got, want, strict=True)))
+    if isinstance(want, set | frozenset):
+        return isinstance(got, set | frozenset) and got == want
     if isinstance(want, dict):
         return (type(got) is dict and got.keys() == want.keys()
                 and all(strict_equal(got[k], want[k], rel_tol) for k in want))
@@ -77,13 +111,24 @@ def strict_equal(got: Any, want: Any, rel_tol: float = 1e-9) -> bool:
 
 
 def _same_text(got: str, want: str) -> bool:
-    def norm(s: str) -> list[str]:
-        lines = [line.rstrip() for line in s.replace("\r\n", "\n").split("\n")]
-        while lines and not lines[-1]:
-            lines.pop()
-        return lines
-
-    return norm(got) == norm(want)
+    """stdout against the expected output as LiveCodeBench compares them: both stripped, line
+    by line with each line stripped; a line that differs as text may still match token by
+    token as decimal numbers (``0.50`` and ``0.5``)."""
+    a, b = got.strip().split("\n"), want.strip().split("\n")
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        x, y = x.strip(), y.strip()
+        if x == y:
+            continue
+        tx, ty = x.split(), y.split()
+        try:
+            if len(tx) != len(ty) or any(Decimal(u) != Decimal(v) for u, v in zip(tx, ty,
+                                                                              strict=True)):
+                return False
+        except InvalidOperation:
+            return False
+    return True
 
 
 def _compiles(program: str) -> bool:
@@ -96,6 +141,8 @@ def _compiles(program: str) -> bool:
 
 _CALL = """
 
+inf, nan = float("inf"), float("nan")  # the args literal below may hold them
+
 def _mintrl_target():
     if {fn!r} in globals():
         return globals()[{fn!r}]
@@ -107,24 +154,40 @@ print(repr(_out))
 """
 
 
-def _run_functional(program: str, tests: CodeTests) -> CodeResult:
+def call_outputs(program: str, fn_name: str, args: list[list[Any]], timeout_s: float
+                 ) -> list[Any] | str:
+    """``fn_name(*a)`` for each ``a`` in ``args``, run in the sandbox in one process: the
+    results, read back as literals, or the reason there are none. (Dataset loaders also use
+    it to get a canonical solution's expected outputs.)"""
     token = secrets.token_hex(8)
-    args = [list(c["args"]) for c in tests.cases]
-    res = run_python(program + _CALL.format(fn=tests.fn_name, args=args, token=token),
-                     timeout_s=tests.timeout_s)
+    res = run_python(program + _CALL.format(fn=fn_name, args=[list(a) for a in args],
+                                            token=token), timeout_s=timeout_s)
     if res.timed_out:
-        return CodeResult(0.0, "timeout")
+        return "timeout"
     lines = res.stdout.rstrip("\n").split("\n")
     if res.returncode != 0 or len(lines) < 2 or lines[-2] != token:
-        return CodeResult(0.0, f"runtime error (exit {res.returncode})")
+        return f"runtime error (exit {res.returncode})"
     try:
-        got = ast.literal_eval(lines[-1])
+        got = read_literal(lines[-1])
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return CodeResult(0.0, "a result is not a literal")
-    if not isinstance(got, list) or len(got) != len(tests.cases):
-        return CodeResult(0.0, "wrong number of results")
+        return "a result is not a literal"
+    if not isinstance(got, list) or len(got) != len(args):
+        return "wrong number of results"
+    return got
+
+
+def _run_functional(program: str, tests: CodeTests) -> CodeResult:
+    got = call_outputs(program, tests.fn_name, [c["args"] for c in tests.cases], tests.timeout_s)
+    if isinstance(got, str):
+        return CodeResult(0.0, got)
+    tol = tests.atol or 1e-9
     for k, (g, case) in enumerate(zip(got, tests.cases, strict=True)):
-        if not strict_equal(g, case["output"]):
+        # TACO accepts a call-based answer equal to the output or to its only element.
+        if "output_repr" in case:  # Python values JSON cannot hold (tuples, sets, inf)
+            wants = [read_literal(case["output_repr"])]
+        else:
+            wants = case["outputs_any"] if "outputs_any" in case else [case["output"]]
+        if not any(strict_equal(g, w, tol) for w in wants):
             return CodeResult(0.0, f"failed case {k}")
     return CodeResult(1.0, "passed")
 

@@ -19,6 +19,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 _BOXED = ("\\boxed", "\\fbox")
@@ -93,13 +94,14 @@ def _limit_memory(mb: int):
 
 class MathVerifier:
     """A math-verify worker with a hard time bound per answer. Use as a context manager, or
-    call ``close()``; ``check`` is safe from any thread of the caller (calls are serialised
-    by the pipe protocol: one request, one answer)."""
+    call ``close()``. ``check`` may be called from any thread of the caller (the alarm runs
+    in the worker's main thread); concurrent calls take turns on the one worker."""
 
     def __init__(self, timeout_s: float = 10.0, inner_timeout_s: int = 5,
                  memory_mb: int = 4096):
         self.timeout_s, self.inner, self.memory_mb = timeout_s, inner_timeout_s, memory_mb
         self.proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()  # one request and its answer at a time on the pipe
 
     def _start(self) -> subprocess.Popen:
         env = {**os.environ, "MINTRL_MATH_TIMEOUT": str(self.inner)}
@@ -120,6 +122,10 @@ class MathVerifier:
         answer = last_boxed(response)
         if answer is None:
             return MathResult(0.0, "no boxed answer")
+        with self._lock:
+            return self._ask(answer, gold)
+
+    def _ask(self, answer: str, gold) -> MathResult:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = self._start()
         try:

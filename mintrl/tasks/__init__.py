@@ -1,10 +1,12 @@
-"""Task registry: ``get_task(name)``; an unknown name lists the known ones."""
+"""Task registry: ``get_task(name)``; an unknown name lists the known ones. The toy tasks
+(``arith``, ``intfn``) generate their problems; ``math`` and ``code`` read them from datasets."""
 
 from __future__ import annotations
 
 from mintrl.tasks.arith import ArithTask
 from mintrl.tasks.base import OracleVerdict, Problem, Task
 from mintrl.tasks.code import CodeTask
+from mintrl.tasks.real import CodeTestsTask, MathAnswerTask
 
 _TASKS: dict[str, Task] = {}
 
@@ -38,5 +40,7 @@ def grade(problems: list[Problem], responses: list[str]) -> list[float]:
 
 register_task(ArithTask())
 register_task(CodeTask())
+register_task(MathAnswerTask())  # the paper setting: datasets in mintrl.datasets
+register_task(CodeTestsTask())
 
 __all__ = ["OracleVerdict", "Problem", "Task", "get_task", "grade", "register_task"]

@@ -1,0 +1,60 @@
+"""Math datasets: MathArena's competitions (AIME 2025, AIME 2026, HMMT February 2025) for
+evaluation and AceReason-Math for training. Answers are stored as strings (MathArena's AIME
+files hold int64 answers, HMMT strings), and the reward is math-verify's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from mintrl.datasets import READERS, Row, records
+from mintrl.tasks.base import Problem
+
+# The instruction Qwen3's math evaluations use: the reward reads the last \boxed{} answer.
+MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
+
+
+def math_problem(pid: str, statement: str, answer) -> Problem:
+    return Problem(id=pid, task="math", difficulty=0,
+                   prompt=f"{statement.strip()}\n\n{MATH_INSTRUCTION}", solution="",
+                   spec={"answer": str(answer).strip()})
+
+
+def _answer_ok(answer) -> bool:
+    return (isinstance(answer, int | float) and not isinstance(answer, bool)) or (
+        isinstance(answer, str) and bool(answer.strip()))
+
+
+@READERS.register("matharena")
+def matharena(path: str | Path, revision: str | None = None, name: str | None = None
+              ) -> Iterator[Row]:
+    """MathArena's parquet (or jsonl): ``problem_idx`` (int), ``problem`` (LaTeX), ``answer``
+    (int or string). Ids are ``<name>-<problem_idx>``; ``name`` defaults to the file's
+    folder name (``aime_2025``)."""
+    name = name or Path(path).parent.name
+    for n, row in enumerate(records(path)):
+        rid = f"{name}-{row.get('problem_idx', f'row{n}')}"
+        if "__error__" in row:
+            yield rid, row["__error__"]
+        elif not isinstance(row.get("problem"), str) or not row["problem"].strip():
+            yield rid, "missing or empty 'problem'"
+        elif not _answer_ok(row.get("answer")):
+            yield rid, f"missing or non-scalar 'answer' ({type(row.get('answer')).__name__})"
+        else:
+            yield rid, math_problem(rid, row["problem"], row["answer"])
+
+
+@READERS.register("acereason_math")
+def acereason_math(path: str | Path, revision: str | None = None) -> Iterator[Row]:
+    """AceReason-Math's ``math.jsonl``: ``problem`` and ``answer`` (strings: fractions, LaTeX,
+    decimals; never cast to int). Rows have no id field: ids are ``acereason-<line>``."""
+    for n, row in enumerate(records(path)):
+        rid = f"acereason-{n}"
+        if "__error__" in row:
+            yield rid, row["__error__"]
+        elif not isinstance(row.get("problem"), str) or not row["problem"].strip():
+            yield rid, "missing or empty 'problem'"
+        elif not _answer_ok(row.get("answer")):
+            yield rid, f"missing or non-scalar 'answer' ({type(row.get('answer')).__name__})"
+        else:
+            yield rid, math_problem(rid, row["problem"], row["answer"])
