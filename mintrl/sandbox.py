@@ -1,11 +1,21 @@
-"""Run untrusted Python in a separate, limited process.
+"""Run untrusted Python in a separate, limited process (DESIGN.md §3).
 
-Today: its own session (process group), a fresh temporary directory as working dir, an
-empty environment, isolated interpreter (``-I -S``: no user site, no site-packages, no
-PYTHON* variables), rlimits on CPU time, address space, file size, open files and
-processes, stdout/stderr to files capped by the file-size limit, and a wall-clock kill of
-the whole process group. The caller passes inputs in the source; expected outputs never
-enter the sandbox. (Namespaces and dropping privileges are a later hardening step.)
+Every run gets: its own session (process group); a fresh temporary directory as working
+directory; an empty environment; an isolated interpreter (``-I -S -B``: no user site, no
+site-packages, no PYTHON* variables); rlimits on CPU time, address space, file size (which
+also caps stdout and stderr: they go to files), open files and processes; a wall-clock kill of
+the whole process group. The caller passes inputs in the source; expected outputs never enter
+the sandbox, and the output is read back through the file descriptors the parent opened, so a
+program that renames or replaces its output files changes nothing.
+
+When the caller is root (CI, containers, most clusters' job images), each run is also
+``unshare``d into new network, PID, IPC and UTS namespaces — no network but a loopback that is
+down, and when the run ends its PID namespace dies with every process in it, daemons that
+called ``setsid`` included — and ``setpriv`` drops to a fresh unprivileged uid/gid chosen at
+random for that run, with no groups, no capabilities and no-new-privs: the program cannot
+write anything it did not create, cannot read root's files, and cannot signal or touch a
+concurrent sandbox (another uid). Both tools are util-linux, present on every Debian/Ubuntu.
+A non-root caller keeps the rest (the candidate then runs as that user: see README).
 """
 
 from __future__ import annotations
@@ -13,12 +23,17 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import secrets
 import select
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 
@@ -36,10 +51,10 @@ class Limits:
     address_space_mb: int = 1024
     file_size_mb: int = 8  # also caps stdout and stderr, which go to files
     open_files: int = 64
-    processes: int = 64  # per uid; counted against the caller's uid until privileges drop
+    processes: int = 32  # per uid: each hardened run has a uid of its own (fork bombs stop here)
 
 
-def _set_limits(limits: Limits):
+def _set_limits(limits: Limits, hardened: bool):
     def apply() -> None:
         mb = 1024 * 1024
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
@@ -47,13 +62,58 @@ def _set_limits(limits: Limits):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb,) * 2)
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if hardened:  # counted per uid: only meaningful once the run has a uid of its own
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
 
     return apply
 
 
-def _read_capped(path: Path, cap: int) -> str:
-    with open(path, "rb") as f:
-        return f.read(cap).decode("utf-8", errors="replace")
+def _read_capped(f, cap: int) -> str:
+    f.seek(0)
+    return f.read(cap).decode("utf-8", errors="replace")
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Can an unprivileged uid execute ``path`` and read its installation? (``/root`` is
+    0700 on many images, and a pyenv interpreter under it is out of reach.)"""
+    real = Path(os.path.realpath(path))
+    for part in [*real.parents, real]:
+        try:
+            mode = part.stat().st_mode
+        except OSError:
+            return False
+        if not mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+@cache
+def _interpreter() -> tuple[str, bool]:
+    """(python to run candidates with, whether runs are hardened). Hardened needs root, the
+    util-linux tools, and an interpreter an unprivileged uid can run: ours, else the
+    system's (candidates use the standard library only)."""
+    if os.name != "posix" or os.geteuid() != 0:
+        return sys.executable, False
+    if not (shutil.which("unshare") and shutil.which("setpriv")):
+        warnings.warn("mintrl.sandbox: unshare/setpriv (util-linux) not found: generated code "
+                      "runs without namespaces or a dropped uid", stacklevel=2)
+        return sys.executable, False
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        if Path(candidate).exists() and _reachable_by_others(candidate):
+            return candidate, True
+    warnings.warn("mintrl.sandbox: no Python interpreter an unprivileged uid can run (the "
+                  f"installation under {sys.base_prefix} is not world-readable): generated "
+                  "code runs without a dropped uid", stacklevel=2)
+    return sys.executable, False
+
+
+def _command(python: str, hardened: bool, uid: int) -> list[str]:
+    run = [python, "-I", "-S", "-B", "main.py"]
+    if not hardened:
+        return run
+    return ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--",
+            "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--no-new-privs", "--", *run]
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
@@ -85,33 +145,46 @@ def run_python(
     """Run ``source`` as a script in the sandbox, ``stdin`` (text) on its standard input, and
     return its (capped) output."""
     limits = limits or Limits(cpu_s=max(1, int(timeout_s) + 1))
+    python, hardened = _interpreter()
+    uid = 200_000 + secrets.randbelow(1 << 20)  # this run's own unprivileged uid and gid
     with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
         work = Path(tmp)
         (work / "main.py").write_text(source, encoding="utf-8", errors="surrogatepass")
-        out_path, err_path, in_path = work / ".stdout", work / ".stderr", work / ".stdin"
-        in_path.write_text(stdin or "", encoding="utf-8", errors="surrogatepass")
-        with open(out_path, "wb") as out, open(err_path, "wb") as err, open(in_path, "rb") as inp:
+        if hardened:
+            os.chown(work, uid, uid)  # its working directory is the only place it may write
+        # Opened here, before the run: the program writes and reads through these
+        # descriptors, and we read back through them, whatever it does to the paths.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+                tempfile.TemporaryFile() as inp:
+            inp.write((stdin or "").encode("utf-8", errors="surrogatepass"))
+            inp.seek(0)
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", "main.py"],
+                _command(python, hardened, uid),
                 cwd=work,
                 env={},
                 stdin=inp,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # own process group: the kill below reaches children
-                preexec_fn=_set_limits(limits),
+                preexec_fn=_set_limits(limits, hardened),
                 close_fds=True,
             )
             try:
                 timed_out = _wait(proc, timeout_s)
             finally:
-                # Kill the whole group, also after a normal exit (leftover children).
+                # Kill the whole group, also after a normal exit (leftover children); the
+                # PID namespace takes anything that left the group with it.
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        return SandboxResult(
-            returncode=proc.returncode,
-            stdout=_read_capped(out_path, max_output),
-            stderr=_read_capped(err_path, max_output),
-            timed_out=timed_out,
-        )
+            return SandboxResult(
+                returncode=proc.returncode,
+                stdout=_read_capped(out, max_output),
+                stderr=_read_capped(err, max_output),
+                timed_out=timed_out,
+            )
+
+
+def hardened() -> bool:
+    """Whether runs get namespaces and a dropped uid on this machine (see the module doc)."""
+    return _interpreter()[1]

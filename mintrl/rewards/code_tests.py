@@ -12,7 +12,10 @@ the sandbox; results are compared here, in the parent, with strict types):
   tests, HumanEval+ / MBPP+ inputs.
 - ``assert``: a test program runs after the candidate (HumanEval's ``check(candidate)``); it
   passes when the program reaches its end, shown by a fresh random token printed last, so a
-  candidate that exits early (``sys.exit(0)``) fails.
+  candidate that exits early (``sys.exit(0)``) fails. The tests share the candidate's process,
+  so a program that reads the token out of its own code can forge that end; the paper's code
+  benchmarks are read as stdin or functional tests (``mintrl.datasets``), where the expected
+  outputs stay in the parent, and ``assert`` serves plain HumanEval.
 
 ``CodeTests`` is the one normalised form; dataset loaders build it from their own records.
 """
