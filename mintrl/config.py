@@ -71,7 +71,8 @@ class PretrainSpec(Strict):
         0.15, ge=0, le=1, description="Share of examples whose prompt carries the reference "
         "solution, so the model can act as its own intervener (self-intervention)."
     )
-    seed: int = Field(0, description="Initialisation and data seed, added to the global seed.")
+    seed: int = Field(0, ge=0, description="Initialisation and data seed, added to the global "
+                      "seed.")
 
 
 class SplitSizes(Strict):
@@ -343,7 +344,7 @@ class TuneSpec(Strict):
 class Config(Strict):
     """Root of config/config.yaml."""
 
-    seed: int = Field(0, description="Global seed; every stage derives its seeds from it.")
+    seed: int = Field(0, ge=0, description="Global seed; every stage derives its seeds from it.")
     device: Literal["cpu", "cuda"] = Field(
         "cpu", description="Where models run: 'cpu' (the embedded default) or 'cuda'.")
     threads: int = Field(

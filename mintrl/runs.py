@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mintrl.config import Config, ConfigError, RunEntry, RunSpec, load_config
+from mintrl.config import SEMI_ON_POLICY, Config, ConfigError, RunEntry, RunSpec, load_config
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,14 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
                 where = "method" if key == "method" else f"overrides.{key}"
                 lines.append(f"  runs.{i}.{where}: {e['msg']}")
             raise ConfigError("\n".join(lines)) from None
+        has_phase = spec.method in (*SEMI_ON_POLICY, "mentor")
+        if has_phase and entry.group != "tune" and spec.intervention_iterations > spec.iterations:
+            # A tuning run stops early on purpose; any other run would never leave its phase.
+            key = (f"runs.{i}.overrides.intervention_iterations" if "intervention_iterations"
+                   in entry.overrides else "rl.intervention_iterations")
+            raise ConfigError(f"invalid config {source}:\n  {key}: T_I "
+                              f"({spec.intervention_iterations}) is beyond the iterations "
+                              f"({spec.iterations}) of runs.{i} ({entry.method})")
         tasks = tuple(spec.tasks or sorted(cfg.tasks))
         unknown = sorted(set(tasks) - set(cfg.tasks))
         if unknown:

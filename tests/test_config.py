@@ -126,3 +126,14 @@ def test_which_segments_load_the_teacher_and_what_each_method_optimises():
     assert [RunSpec(method=m).objective_at(1) for m in ("grpo", "sft_grpo", "opd")] == \
         ["grpo", "grpo", "opd"]
     assert RunSpec(method="mintrl").rollouts_per_prompt == 8 == RunSpec().rollouts_per_prompt
+
+
+def test_an_intervention_phase_beyond_the_run_is_refused_naming_the_key():
+    data = _with_runs([{"method": "mintrl", "overrides": {"intervention_iterations": 99}}])
+    with pytest.raises(ConfigError, match=r"runs\.0\.overrides\.intervention_iterations: T_I "
+                                          r"\(99\) is beyond the iterations"):
+        parse_config(data)
+    data = _with_runs([{"method": "mentor"}])
+    data["rl"]["intervention_iterations"] = data["rl"].get("iterations", 40) + 1
+    with pytest.raises(ConfigError, match=r"rl\.intervention_iterations"):
+        parse_config(data)
