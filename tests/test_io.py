@@ -61,3 +61,33 @@ def test_a_table_missing_a_column_is_refused_naming_it(tmp_path):
     with pytest.raises(KeyError, match="reward"):
         write_table(tmp_path / "r.parquet", pd.DataFrame({"run": ["x"]}), ROLLOUTS)
     assert not (tmp_path / "r.parquet").exists()
+
+
+def _tiny_filesystem(path):
+    """A 64 KiB tmpfs at ``path`` (root only), or None where mounting is not allowed."""
+    import subprocess
+
+    path.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(path)],
+                         capture_output=True)
+    return path if res.returncode == 0 else None
+
+
+def test_a_write_that_runs_out_of_disk_leaves_the_previous_file_and_no_partial_one(tmp_path):
+    import errno
+    import subprocess
+
+    disk = _tiny_filesystem(tmp_path / "disk")
+    if disk is None:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        target = disk / "rollouts.parquet"
+        write_table(target, [{"a": 1, "b": "x"}], SCHEMA)
+        big = [{"a": i, "b": f"{i:x}" * 40} for i in range(20_000)]  # far beyond 64 KiB
+        with pytest.raises(OSError) as err:
+            write_table(target, big, SCHEMA)
+        assert err.value.errno == errno.ENOSPC or "No space" in str(err.value)
+        assert read_table(target).to_dict("records") == [{"a": 1, "b": "x"}]
+        assert [p.name for p in disk.iterdir()] == ["rollouts.parquet"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
