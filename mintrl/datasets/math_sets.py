@@ -20,9 +20,17 @@ def math_problem(pid: str, statement: str, answer) -> Problem:
                    spec={"answer": str(answer).strip()})
 
 
-def _answer_ok(answer) -> bool:
-    return (isinstance(answer, int | float) and not isinstance(answer, bool)) or (
-        isinstance(answer, str) and bool(answer.strip()))
+def _read_row(rid: str, row: dict) -> Problem | str:
+    """A ``{problem, answer}`` row as a problem, or the reason it is not one."""
+    answer = row.get("answer")
+    if "__error__" in row:
+        return row["__error__"]
+    if not isinstance(row.get("problem"), str) or not row["problem"].strip():
+        return "missing or empty 'problem'"
+    if not ((isinstance(answer, int | float) and not isinstance(answer, bool))
+            or (isinstance(answer, str) and answer.strip())):
+        return f"missing or non-scalar 'answer' ({type(answer).__name__})"
+    return math_problem(rid, row["problem"], answer)
 
 
 @READERS.register("matharena")
@@ -34,14 +42,7 @@ def matharena(path: str | Path, revision: str | None = None, name: str | None = 
     name = name or Path(path).parent.name
     for n, row in enumerate(records(path)):
         rid = f"{name}-{row.get('problem_idx', f'row{n}')}"
-        if "__error__" in row:
-            yield rid, row["__error__"]
-        elif not isinstance(row.get("problem"), str) or not row["problem"].strip():
-            yield rid, "missing or empty 'problem'"
-        elif not _answer_ok(row.get("answer")):
-            yield rid, f"missing or non-scalar 'answer' ({type(row.get('answer')).__name__})"
-        else:
-            yield rid, math_problem(rid, row["problem"], row["answer"])
+        yield rid, _read_row(rid, row)
 
 
 @READERS.register("acereason_math")
@@ -50,11 +51,4 @@ def acereason_math(path: str | Path, revision: str | None = None) -> Iterator[Ro
     decimals; never cast to int). Rows have no id field: ids are ``acereason-<line>``."""
     for n, row in enumerate(records(path)):
         rid = f"acereason-{n}"
-        if "__error__" in row:
-            yield rid, row["__error__"]
-        elif not isinstance(row.get("problem"), str) or not row["problem"].strip():
-            yield rid, "missing or empty 'problem'"
-        elif not _answer_ok(row.get("answer")):
-            yield rid, f"missing or non-scalar 'answer' ({type(row.get('answer')).__name__})"
-        else:
-            yield rid, math_problem(rid, row["problem"], row["answer"])
+        yield rid, _read_row(rid, row)
