@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -52,7 +52,7 @@ def _outputs(work: Path) -> dict[str, object]:
     res = work / "results"
     out: dict[str, object] = {}
     for p in sorted(res.glob("runs/**/rollouts.parquet")):
-        out[str(p.relative_to(res))] = pd.read_parquet(p).to_dict("list")
+        out[str(p.relative_to(res))] = pq.read_table(p).to_pylist()
     for p in sorted(res.glob("runs/**/model/*.safetensors")):
         out[str(p.relative_to(res))] = p.read_bytes()
     for p in sorted([*res.glob("runs/**/metrics.json"), *res.glob("eval/**/metrics.json")]):
