@@ -100,7 +100,20 @@ def _interpreter() -> tuple[str, bool]:
         return sys.executable, False
     for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
         if Path(candidate).exists() and _reachable_by_others(candidate):
-            return candidate, True
+            # Root without CAP_SYS_ADMIN (a default Docker container) cannot unshare: every
+            # run would fail and every program would score 0. Try once.
+            probe = _command(candidate, True, 200_000)[:-1] + ["-c", "pass"]
+            try:
+                ok = subprocess.run(probe, capture_output=True, timeout=30,
+                                    cwd="/").returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                ok = False
+            if ok:
+                return candidate, True
+            warnings.warn("mintrl.sandbox: unshare/setpriv are not permitted here (a container "
+                          "without CAP_SYS_ADMIN?): generated code runs without namespaces or "
+                          "a dropped uid", stacklevel=2)
+            return sys.executable, False
     warnings.warn("mintrl.sandbox: no Python interpreter an unprivileged uid can run (the "
                   f"installation under {sys.base_prefix} is not world-readable): generated "
                   "code runs without a dropped uid", stacklevel=2)
