@@ -162,7 +162,8 @@ def test_mbpp_plus_full_programs_and_non_standard_json(tmp_path):
            "canonical_solution": "\ndef similar_elements(test_tup1, test_tup2):\n"
                                  "  return tuple(set(test_tup1) & set(test_tup2))\n",
            "base_input": [[[3, 4, 5, 6], [5, 7, 4, 10]]], "atol": 0,
-           "plus_input": [[[], []]], "contract": "", "assertion": "\nassert True\n"}
+           "plus_input": [[[], []]], "contract": "",
+           "assertion": "\nassert similar_elements((3, 4, 5, 6),(5, 7, 4, 10)) == (4, 5)\n"}
     inf_row = ('{"task_id": "Mbpp/9", "prompt": "\\"\\"\\"\\nMax.\\n\\"\\"\\"\\n", '
                '"entry_point": "top", "canonical_solution": "def top(xs):\\n  return max(xs)\\n",'
                ' "base_input": [[[1, Infinity]]], "atol": 0, "plus_input": [[[-Infinity, 2]]],'
