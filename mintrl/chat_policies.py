@@ -15,6 +15,7 @@ from pathlib import Path
 from mintrl.engine.base import Sampling
 from mintrl.interveners import Correction
 from mintrl.judges import Verdict, first_reviewed_step
+from mintrl.prompting import chat_text
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem
 
@@ -55,12 +56,7 @@ def numbered(texts: list[str]) -> str:
 
 
 def _chat_ids(tokenizer, text: str) -> list[int]:
-    messages = [{"role": "user", "content": text}]
-    # enable_thinking=False: Qwen3 answers directly (non-thinking mode); templates that do not
-    # know the flag ignore it.
-    rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                             enable_thinking=False, tokenize=False)
-    return tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    return tokenizer(chat_text(tokenizer, text), add_special_tokens=False)["input_ids"]
 
 
 class ChatJudge:

@@ -22,6 +22,7 @@ from mintrl.config import SamplingSpec, load_config
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_json, write_table
 from mintrl.passk import pass_at_k
+from mintrl.prompting import encode_prompts
 from mintrl.schemas import EVAL_SAMPLES
 from mintrl.tasks import Problem, get_task, grade
 from mintrl.tasks.base import strict_and_step_accuracy
@@ -30,8 +31,7 @@ from mintrl.tasks.base import strict_and_step_accuracy
 def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
                     sampling: Sampling) -> tuple[pd.DataFrame, float]:
     """Generate ``samples`` responses per problem and grade them; returns (rows, tokens/s)."""
-    prompts = [p.prompt for p in problems for _ in range(samples)]
-    prompt_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    prompt_ids = [ids for ids in encode_prompts(tokenizer, problems) for _ in range(samples)]
     t0 = time.perf_counter()
     gen = engine.generate(prompt_ids, sampling)
     seconds = time.perf_counter() - t0
@@ -42,8 +42,8 @@ def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
     for i, p in enumerate(expanded):
         if p.solution:
             strict, step_acc = strict_and_step_accuracy(get_task(p.task), p, texts[i])
-        else:  # no reference steps to grade against (e.g. a JSONL of prompts and tests)
-            strict, step_acc = False, float("nan")
+        else:  # no reference steps to grade against (the datasets of the paper setting)
+            strict, step_acc = None, float("nan")
         rows.append({
             "problem_id": p.id, "difficulty": p.difficulty, "sample": i % samples,
             "response": texts[i], "response_len": len(gen.token_ids[i]),
@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, type=Path, help="output folder")
     ap.add_argument("--reward", help="task whose reward grades the samples (default: each "
                     "row's task column)")
+    ap.add_argument("--task", help="config task of the problems (default: their task column)")
     ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
     ap.add_argument("--engine", default="transformers")
     ap.add_argument("--threads", type=int)
@@ -114,10 +115,11 @@ def main(argv: list[str] | None = None) -> None:
         table = read_table(path)
         split = str(table["split"].iloc[0]) if "split" in table else path.stem
         problems = [Problem.from_row(r, args.reward) for r in table.to_dict("records")]
-        if problems[0].task not in cfg.tasks:
-            raise SystemExit(f"{path}: task {problems[0].task!r} has no entry under `tasks` in "
-                             f"{args.config} (known: {sorted(cfg.tasks)})")
-        max_new = cfg.tasks[problems[0].task].max_new_tokens
+        task = args.task or problems[0].task
+        if task not in cfg.tasks:
+            raise SystemExit(f"{path}: task {task!r} has no entry under `tasks` in "
+                             f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
+        max_new = cfg.tasks[task].max_new_tokens
         sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
         df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling)
         df.insert(1, "split", split)
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     write_table(args.out / "samples.parquet", pd.concat(frames, ignore_index=True), EVAL_SAMPLES)
     write_json(args.out / "metrics.json", {
         "checkpoint": str(args.checkpoint), "samples": samples, "splits": metrics,
-        "run": args.run, "task": problems[0].task, "iteration": args.iteration,
+        "run": args.run, "task": task, "iteration": args.iteration,
         "seconds": time.perf_counter() - t0,
     })
 

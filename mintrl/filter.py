@@ -46,14 +46,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--prompts", required=True, type=Path, help="training split (Parquet)")
     ap.add_argument("--out", required=True, type=Path, help="filtered prompts (Parquet)")
     ap.add_argument("--rates", required=True, type=Path, help="pass rate per prompt (Parquet)")
+    ap.add_argument("--task", help="config task of the prompts (default: their task column)")
     ap.add_argument("--engine", default="transformers")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg.threads)
     table = read_table(args.prompts)
+    if "chat" not in table:  # a split written before prompts carried their rendering
+        table["chat"] = False
     problems = [Problem.from_row(r) for r in table.to_dict("records")]
-    task = problems[0].task
+    task = args.task or problems[0].task
+    if task not in cfg.tasks:
+        raise SystemExit(f"{args.prompts}: task {task!r} has no entry under `tasks` in "
+                         f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
                                     cfg.device)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mintrl.engine.base import Sampling
+from mintrl.prompting import prompt_text
 from mintrl.tasks import Problem, get_task
 
 
@@ -32,7 +33,8 @@ class ModelIntervener:
     def prompt_texts(self, problems: list[Problem], prefixes: list[str]) -> list[str]:
         """What the intervener continues: the prompt (with the reference solution attached
         for self-intervention) and the retained prefix. Only the intervener sees this."""
-        return [(get_task(p.task).privileged_prompt(p) if self.privileged else p.prompt) + pre
+        return [prompt_text(self.tok, p, get_task(p.task).privileged_prompt(p)
+                            if self.privileged else None) + pre
                 for p, pre in zip(problems, prefixes, strict=True)]
 
     def correct(self, problems: list[Problem], prefixes: list[str], max_tokens: list[int],

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
+from mintrl.prompting import encode_prompts
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem, get_task
 
@@ -75,7 +76,7 @@ class LikelihoodJudge:
     def review(self, problems, responses, reviewed_from, finished):
         from mintrl.logprobs import response_logprobs
 
-        prompts = self.tok([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+        prompts = encode_prompts(self.tok, problems)
         ids = self.tok(list(responses), add_special_tokens=False)["input_ids"]
         scores = response_logprobs(self.model, prompts, ids, self.tok.pad_token_id,
                                    self.batch_size)

@@ -1,20 +1,30 @@
-"""Stage ``prepare``: draw each task's splits and write them to Parquet.
+"""Stage ``prepare``: each task's splits as Parquet tables (schema ``PROBLEMS``).
 
     python -m mintrl.prepare --config config/config.yaml --task arith --out results/data/arith
+    python -m mintrl.prepare --config config/paper.yaml --task math --source math.jsonl \
+        --out results/data/math         # train + validation of a dataset task (one per part)
+    python -m mintrl.prepare --config config/paper.yaml --task math --split aime25 \
+        --source aime_2025/train.parquet --out results/data/math    # one benchmark
 
-Splits: ``train`` (RL prompts, mixed difficulty), ``validation`` (tuning only), ``easy`` and
-``hard`` (evaluation). Problems are distinct across splits; the same seed gives the same files.
+A toy task draws ``train`` (RL prompts, mixed difficulty), ``validation`` (tuning only),
+``easy`` and ``hard`` (evaluation) from its generator: distinct problems, the same seed gives
+the same files. A dataset task (``kind: dataset``) reads its training file and holds
+``validation_size`` prompts out of it, and reads each benchmark into the split of its name;
+unreadable rows are counted and named in ``<split>.report.json`` and skipped, or fail the job
+(the task's ``on_bad``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
-from mintrl.config import TaskSpec, load_config
-from mintrl.io import write_table
+from mintrl.config import DatasetTaskSpec, DataSource, TaskSpec, load_config
+from mintrl.datasets import LoadReport, load_problems
+from mintrl.io import write_json, write_table
 from mintrl.schemas import PROBLEMS
 from mintrl.tasks import Problem, Task, get_task
 
@@ -42,6 +52,49 @@ def draw_splits(task: Task, spec: TaskSpec, seed: int) -> dict[str, list[Problem
     return out
 
 
+def read_source(src: DataSource, path: str | Path, spec: DatasetTaskSpec) -> LoadReport:
+    """The problems of one dataset file, as the task presents them (its chat flag), with the
+    report of the rows that could not be read. A reader of another reward is an error."""
+    report = load_problems(src.format, path, revision=src.revision, on_bad=spec.on_bad,
+                           **src.options)
+    if src.limit is not None:
+        report.problems = report.problems[: src.limit]
+    wrong = {p.task for p in report.problems} - {spec.reward}
+    if wrong:
+        raise SystemExit(f"{path}: format {src.format!r} gives {sorted(wrong)} problems, but the "
+                         f"task's reward is {spec.reward!r}")
+    report.problems = [dataclasses.replace(p, chat=spec.chat) for p in report.problems]
+    return report
+
+
+def split_train(problems: list, spec: DatasetTaskSpec, seed: int) -> dict[str, list]:
+    """``validation_size`` prompts held out of the training file (a seeded draw), then at most
+    ``train_size`` of the rest, both in file order."""
+    if len(problems) <= spec.validation_size:
+        raise SystemExit(f"{len(problems)} training problems: not enough to hold out "
+                         f"validation_size {spec.validation_size} and keep any for training")
+    order = np.random.default_rng(seed).permutation(len(problems))
+    val = set(order[: spec.validation_size].tolist())
+    rest = order[spec.validation_size:]
+    if spec.train_size is not None:
+        rest = rest[: spec.train_size]
+    train = set(rest.tolist())
+    return {"validation": [p for i, p in enumerate(problems) if i in val],
+            "train": [p for i, p in enumerate(problems) if i in train]}
+
+
+def write_split(out: Path, split: str, problems: list, report: LoadReport | None) -> None:
+    rows = [p.to_row() | {"split": split} for p in problems]
+    write_table(out / f"{split}.parquet", rows, PROBLEMS)
+    if report is not None:
+        write_json(out / f"{split}.report.json", {"source": report.path,
+                                                   "problems": len(problems),
+                                                   "bad_rows": len(report.bad),
+                                                   "bad": report.bad})
+    print(f"[prepare] {split}: {len(rows)} problems"
+          + (f"; {report.summary()}" if report is not None and report.bad else ""), flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         prog="python -m mintrl.prepare", description=__doc__.split("\n")[0]
@@ -49,15 +102,39 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", required=True)
     ap.add_argument("--task", required=True)
     ap.add_argument("--out", required=True, type=Path, help="folder for <split>.parquet")
+    ap.add_argument("--source", type=Path, nargs="+", help="dataset task: what to read (the "
+                    "training parts in the config's order, or with --split that benchmark's)")
+    ap.add_argument("--split", help="dataset task: the benchmark to write (default: train and "
+                    "validation)")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     if args.task not in cfg.tasks:
         raise SystemExit(f"task {args.task!r} is not in the config's tasks: {sorted(cfg.tasks)}")
-    splits = draw_splits(get_task(args.task), cfg.tasks[args.task], cfg.seed)
-    for split, problems in splits.items():
-        rows = [p.to_row() | {"split": split} for p in problems]
-        write_table(args.out / f"{split}.parquet", rows, PROBLEMS)
-        print(f"[prepare] {args.task}/{split}: {len(rows)} problems", flush=True)
+    spec = cfg.tasks[args.task]
+    print(f"[prepare] {args.task} ({spec.kind})", flush=True)
+    if isinstance(spec, TaskSpec):
+        for split, problems in draw_splits(get_task(args.task), spec, cfg.seed).items():
+            write_split(args.out, split, problems, None)
+        return
+    if args.source is None:
+        raise SystemExit(f"task {args.task!r} reads a dataset: pass --source FILE")
+    if args.split is None:
+        if len(args.source) != len(spec.train):
+            raise SystemExit(f"task {args.task!r} has {len(spec.train)} training parts "
+                             f"{list(spec.train)}: pass one --source each, in that order")
+        report = LoadReport(" + ".join(map(str, args.source)))
+        for (name, src), path in zip(spec.train.items(), args.source, strict=True):
+            part = read_source(src, path, spec)
+            report.problems += part.problems
+            report.bad |= {f"{name}:{rid}": why for rid, why in part.bad.items()}
+        for split, problems in split_train(report.problems, spec, cfg.seed).items():
+            write_split(args.out, split, problems, report)
+        return
+    if args.split not in spec.benchmarks:
+        raise SystemExit(f"task {args.task!r} has no benchmark {args.split!r}; "
+                         f"benchmarks: {sorted(spec.benchmarks)}")
+    report = read_source(spec.benchmarks[args.split], args.source[0], spec)
+    write_split(args.out, args.split, report.problems, report)
 
 
 if __name__ == "__main__":

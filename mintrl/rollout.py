@@ -25,11 +25,12 @@ from mintrl.engine.mixed import MixedPolicySampler
 from mintrl.io import read_table, write_table
 from mintrl.judges import OracleJudge
 from mintrl.logprobs import response_entropies
+from mintrl.prompting import encode_prompts
 from mintrl.registry import Registry
 from mintrl.runs import load_run
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
 from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
-from mintrl.tasks import Problem, grade
+from mintrl.tasks import Problem, get_task, grade
 
 
 def iteration_seed(run_seed: int, iteration: int, purpose: int = 0) -> int:
@@ -64,7 +65,7 @@ def on_policy_rollouts(
 
     Returns (rows, timings) with timings ``generate`` and ``reward`` in seconds.
     """
-    prompt_ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+    prompt_ids = encode_prompts(tokenizer, problems)
     expanded = [(p, ids) for p, ids in zip(problems, prompt_ids, strict=True)
                 for _ in range(group_size)]
     t0 = time.perf_counter()
@@ -139,9 +140,11 @@ def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     trajs, semi_times = semi_on_policy_rollouts(
         ctx.sampler.model, tokenizer, expanded, ctx.judge, ctx.intervener, intensity,
         replace(sampling, seed=sampling.seed + 1),
-        check_with_oracle=not isinstance(ctx.judge, OracleJudge))
+        # a model judge is scored against the step oracle where the task has one (the toy)
+        check_with_oracle=not isinstance(ctx.judge, OracleJudge)
+        and all(get_task(p.task).has_oracle for p in problems))
     t0 = time.perf_counter()
-    ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
+    ids = encode_prompts(tokenizer, expanded)
     semi = semi_rows(trajs, tokenizer, ids, ctx.run, ctx.iteration, spec.n_control, spec.n_semi)
     times["reward"] += time.perf_counter() - t0
     times["generate"] += semi_times["generate"]
@@ -165,7 +168,7 @@ def mixed_policy_mode(ctx: RolloutContext, problems: list[Problem]):
                              list(on["response_ids"].map(list)), tokenizer.pad_token_id)
     tau = float(np.quantile(np.concatenate([np.asarray(e) for e in ent]), spec.guide_quantile))
     expanded = [p for p in problems for _ in range(spec.n_guided)]
-    ids = tokenizer([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
+    ids = encode_prompts(tokenizer, expanded)
     mixer = MixedPolicySampler(model, ctx.teacher.model, tokenizer.eos_token_id,
                                tokenizer.pad_token_id, batch_size=512)
     gen = mixer.generate(ids, replace(ctx.sampling, seed=ctx.sampling.seed + 1), tau)
@@ -276,14 +279,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
+    spec = run.spec_for(args.task)
     torch.set_num_threads(args.threads or cfg.threads)
-    engine, tokenizer = load_engine(run.spec.engine, args.checkpoint, batch_size=512,
+    engine, tokenizer = load_engine(spec.engine, args.checkpoint, batch_size=512,
                                     device=cfg.device)
-    problems = select_prompts(load_problems(args.prompts), run.spec.prompts_per_iteration,
+    problems = select_prompts(load_problems(args.prompts), spec.prompts_per_iteration,
                               run.seed, args.iteration)
-    sampling = sampling_for(run.spec, cfg.tasks[args.task].max_new_tokens,
+    sampling = sampling_for(spec, cfg.tasks[args.task].max_new_tokens,
                             iteration_seed(run.seed, args.iteration))
-    df, times = on_policy_rollouts(engine, tokenizer, problems, run.spec.rollouts_per_prompt,
+    df, times = on_policy_rollouts(engine, tokenizer, problems, spec.rollouts_per_prompt,
                                    sampling, run.name, args.iteration)
     write_table(args.out, df, ROLLOUTS)
     print(f"[rollout] {len(df)} rollouts, " + ", ".join(

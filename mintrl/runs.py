@@ -32,6 +32,13 @@ class Run:
     entry: str = ""  # the run's name without its seed: the row it averages into
     primary: bool = True  # the entry's first seed (what the main command runs)
     stop: int = 0  # where the main command stops it (``main_iterations``); 0: not in it
+    task_specs: tuple[tuple[str, RunSpec], ...] = ()  # tasks whose ``rl`` changes the spec
+
+    def spec_for(self, task: str) -> RunSpec:
+        """The run's spec on ``task``: the base run + the task's ``rl`` keys + the run's
+        overrides (and tuned values). ``spec`` is the same without the task's keys; the two
+        agree on every key that shapes the run's jobs (TASK_FIXED_KEYS)."""
+        return dict(self.task_specs).get(task, self.spec)
 
 
 def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +67,9 @@ RESERVED_NAMES = {"base", "teacher"}
 # of run names and of the settings that make Snakemake rerun a job, so a finished run can be
 # extended (its segments' bounds are in their paths).
 RUN_LENGTH_KEYS = frozenset({"iterations", "eval_every", "iterations_per_job"})
+# Keys a task's ``rl`` may not set: they shape a run's jobs (one DAG for all its tasks) or name
+# what the run is.
+TASK_FIXED_KEYS = RUN_LENGTH_KEYS | {"method", "tasks", "intervention_iterations"}
 
 
 def run_name(method: str, overrides: dict[str, Any], seed: int | None) -> str:
@@ -75,23 +85,60 @@ def run_name(method: str, overrides: dict[str, Any], seed: int | None) -> str:
     return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
 
 
+def _validated(merged: dict[str, Any], i: int, source: str, task: str | None = None) -> RunSpec:
+    try:
+        return RunSpec.model_validate(merged)
+    except ValidationError as err:
+        lines = [f"invalid config {source}:"]
+        for e in err.errors():
+            key = ".".join(str(p) for p in e["loc"])
+            where = "method" if key == "method" else f"overrides.{key}"
+            on = f" (with tasks.{task}.rl)" if task else ""
+            lines.append(f"  runs.{i}.{where}{on}: {e['msg']}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def _task_keys(cfg: Config, source: str) -> dict[str, dict[str, Any]]:
+    """Each task's ``rl`` keys, nested; a key that shapes jobs or is not a run key is an error."""
+    out = {}
+    for name, task in cfg.tasks.items():
+        for key in task.rl:
+            top = key.split(".")[0]
+            if top in TASK_FIXED_KEYS or top not in RunSpec.model_fields:
+                why = ("shapes the run's jobs, set it in rl or a run's overrides"
+                       if top in TASK_FIXED_KEYS else "not a key of the run (rl)")
+                raise ConfigError(f"invalid config {source}:\n  tasks.{name}.rl.{key}: {why}")
+        if task.rl:
+            out[name] = _nest(dict(task.rl))
+    return out
+
+
+def _check_task_fit(spec: RunSpec, task: str, cfg: Config, i: int, source: str) -> None:
+    """Settings a dataset task cannot honour: it has no step oracle and, usually, no reference
+    solution to give a self-intervener."""
+    if getattr(cfg.tasks[task], "kind", "toy") != "dataset":
+        return
+    uses_judge = spec.method in SEMI_ON_POLICY
+    if uses_judge and spec.judge == "oracle":
+        raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.judge: task {task!r} "
+                          "reads its problems from datasets and has no step oracle; use "
+                          "judge: chat or likelihood")
+    if uses_judge and spec.intervener == "self":
+        raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.intervener: task "
+                          f"{task!r} has no reference solutions for intervener: self; use "
+                          "intervener: self_chat (the policy prompted as the intervener)")
+
+
 def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     """Every run of the sweep by name; a bad override raises naming ``runs.<i>.overrides.<key>``."""
     runs: dict[str, Run] = {}
     base = cfg.rl.model_dump()
+    task_keys = _task_keys(cfg, source)
     for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
         row = entry.name or run_name(entry.method, entry.overrides, None)
         tuned = cfg.tuned.get(row, {}) if entry.group == "main" else {}
-        merged = _merge(base, _nest({**entry.overrides, **tuned}) | {"method": entry.method})
-        try:
-            spec = RunSpec.model_validate(merged)
-        except ValidationError as err:
-            lines = [f"invalid config {source}:"]
-            for e in err.errors():
-                key = ".".join(str(p) for p in e["loc"])
-                where = "method" if key == "method" else f"overrides.{key}"
-                lines.append(f"  runs.{i}.{where}: {e['msg']}")
-            raise ConfigError("\n".join(lines)) from None
+        own = _nest({**entry.overrides, **tuned}) | {"method": entry.method}
+        spec = _validated(_merge(base, own), i, source)
         has_phase = spec.method in (*SEMI_ON_POLICY, "mentor")
         if has_phase and entry.group != "tune" and spec.intervention_iterations > spec.iterations:
             # A tuning run stops early on purpose; any other run would never leave its phase.
@@ -105,6 +152,10 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
         if unknown:
             raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.tasks: "
                               f"unknown tasks {unknown}; known: {sorted(cfg.tasks)}")
+        task_specs = tuple((t, _validated(_merge(_merge(base, task_keys[t]), own), i, source, t))
+                           for t in tasks if t in task_keys)
+        for t in tasks:
+            _check_task_fit(dict(task_specs).get(t, spec), t, cfg, i, source)
         stop = (min(cfg.main_iterations or spec.iterations, spec.iterations)
                 if entry.group == "main" else 0)
         for k, seed in enumerate(entry.seeds):
@@ -115,7 +166,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
                 raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
                                   "used twice (or is reserved); set `name`")
             runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
-                             entry.group, row, k == 0, stop if k == 0 else 0)
+                             entry.group, row, k == 0, stop if k == 0 else 0, task_specs)
     return runs
 
 

@@ -14,6 +14,7 @@ PROBLEMS = pa.schema(
         ("prompt", pa.string()),
         ("solution", pa.string()),
         ("spec", pa.string()),  # task-specific JSON the reward and oracle read
+        ("chat", pa.bool_()),  # prompt shown as a chat turn (mintrl.prompting)
     ]
 )
 

@@ -60,7 +60,7 @@ def fingerprint(run: Run, task: str, start: int, init: Path, max_new_tokens: int
     """Identity of a segment's inputs: resume state is reused only when this matches."""
     weights = sorted(init.glob("*.safetensors"))
     stamp = [(w.name, w.stat().st_size, w.stat().st_mtime_ns) for w in weights]
-    blob = json.dumps([run.spec.model_dump(mode="json"), run.seed, task, start, str(init),
+    blob = json.dumps([run.spec_for(task).model_dump(mode="json"), run.seed, task, start, str(init),
                        stamp, max_new_tokens], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -86,7 +86,7 @@ def prune_state(root: Path, start: int, upto: int) -> None:
 
 def run_segment(args, cfg, run: Run) -> dict:
     t_load = time.perf_counter()
-    spec, root = run.spec, args.root
+    spec, root = run.spec_for(args.task), args.root
     max_new = cfg.tasks[args.task].max_new_tokens
     fp = fingerprint(run, args.task, args.start, args.init, max_new)
     done = find_resume(root, args.start, args.end, fp)
@@ -170,6 +170,8 @@ def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
         intervener = ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
     elif spec.intervener == "chat":
         intervener = ChatIntervener(teacher, tok, tokenizer)
+    elif spec.intervener == "self_chat":  # the policy prompted as the intervener
+        intervener = ChatIntervener(sampler, tokenizer, tokenizer)
     else:
         intervener = ModelIntervener(teacher, tok, tokenizer)
     if spec.wrong_correction_rate:
@@ -197,7 +199,7 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
             intervener, teacher) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
     t0 = time.perf_counter()
-    spec = run.spec
+    spec = run.spec_for(args.task)
     batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
     engine.module.eval()
     df, times = iteration_rollouts(sampler, tokenizer, batch, spec, run.name, it,
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
                          f"iterations ({run.spec.iterations})")
     if args.start > 1 and not args.init_optim:
         raise SystemExit("--init-optim is required after iteration 1 (optimizer state carries)")
-    if run.spec.kl_coef > 0 and not args.reference:
+    if run.spec_for(args.task).kl_coef > 0 and not args.reference:
         raise SystemExit("kl_coef > 0 needs --reference (the frozen base policy)")
     end_dir = iter_dir(args.root, args.end)
     args.out_model = args.out_model or end_dir / "model"

@@ -17,6 +17,7 @@ import torch
 from mintrl.engine.base import Sampling
 from mintrl.engine.chunked import ChunkedDecoder
 from mintrl.judges import OracleJudge, agreement, first_reviewed_step
+from mintrl.prompting import encode_prompts
 from mintrl.schemas import INTERVENTION, NO_ERROR, NO_VERDICT, POLICY
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem
@@ -75,7 +76,7 @@ def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, in
     review counts of ``judges.agreement`` under ``agreement/…``.
     """
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
-    prompt_ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+    prompt_ids = encode_prompts(tokenizer, problems)
     gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
     times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
     counts: dict[str, int] = {}

@@ -24,6 +24,7 @@ import torch
 from mintrl.config import SFTSpec
 from mintrl.io import write_json, write_table
 from mintrl.objectives import get_objective
+from mintrl.prompting import encode_prompts
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
 from mintrl.runs import load_run
 from mintrl.schemas import INTERVENTION, ROLLOUTS
@@ -39,8 +40,7 @@ def teacher_trajectories(teacher, teacher_tok, policy_tok, problems, n: int, sam
     match, else the text re-tokenized (EOS kept) with unknown (NaN) log-probs."""
     df, times = on_policy_rollouts(teacher, teacher_tok, problems, n, sampling, run, 0, kind="sft")
     if teacher_tok.get_vocab() != policy_tok.get_vocab():
-        prompts = policy_tok([p.prompt for p in problems for _ in range(n)],
-                             add_special_tokens=False)["input_ids"]
+        prompts = [ids for ids in encode_prompts(policy_tok, problems) for _ in range(n)]
         texts = policy_tok(list(df["text"]), add_special_tokens=False)["input_ids"]
         eos = [[policy_tok.eos_token_id] if r == "stop" else [] for r in df["finish_reason"]]
         df["prompt_ids"] = prompts
@@ -95,18 +95,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
-    spec = run.spec.sft
+    run_spec = run.spec_for(args.task)
+    spec = run_spec.sft
     device = args.device or cfg.device
     torch.set_num_threads(args.threads or cfg.threads)
     t_start = time.perf_counter()
     print(f"[sft] {run.name}/{args.task}: {spec.samples_per_prompt} teacher samples per prompt, "
           f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
 
-    teacher, teacher_tok = load_engine(run.spec.engine, str(args.teacher), batch_size=512,
+    teacher, teacher_tok = load_engine(run_spec.engine, str(args.teacher), batch_size=512,
                                        device=device)
     policy_tok = AutoTokenizer.from_pretrained(args.init)
     problems = load_problems(args.prompts)
-    sampling = sampling_for(run.spec, cfg.tasks[args.task].max_new_tokens,
+    sampling = sampling_for(run_spec, cfg.tasks[args.task].max_new_tokens,
                             iteration_seed(run.seed, 0, SAMPLE_SEED))
     samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok, problems,
                                           spec.samples_per_prompt, sampling, run.name)
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     del teacher
 
     model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
-    engine = deepspeed_engine(model, run.spec, device, lr=spec.lr)
+    engine = deepspeed_engine(model, run_spec, device, lr=spec.lr)
     stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
                       iteration_seed(run.seed, 0, PLAN_SEED), device)
     save_checkpoint(engine.module, policy_tok, args.out / "model")

@@ -64,8 +64,9 @@ def problem_scores(evals: pd.DataFrame, row_of: dict[str, str]) -> pd.DataFrame:
             raise SystemExit(f"{path}: missing (it is written with {source})")
         samples = pd.read_parquet(path, columns=["problem_id", "split",
                                                  *SAMPLE_METRICS.values()])
-        per = samples.groupby(["split", "problem_id"])[list(SAMPLE_METRICS.values())].mean()
-        per = per.astype(float).reset_index()
+        cols = list(SAMPLE_METRICS.values())
+        samples[cols] = samples[cols].astype(float)  # strict is null where nothing is graded
+        per = samples.groupby(["split", "problem_id"])[cols].mean().reset_index()
         per["benchmark"] = task + "/" + per.pop("split")
         per["run"], per["row"] = run, row_of.get(run, run)
         parts.append(per)
@@ -81,6 +82,8 @@ def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.Data
     for row, part in scores.groupby("row", sort=False):
         mats = {}
         for bench, b in part.groupby("benchmark"):
+            if b[column].isna().all():  # not graded on this benchmark (no reference steps)
+                continue
             m = b.pivot(index="run", columns="problem_id", values=column)  # seeds × problems
             if m.isna().any().any():
                 raise SystemExit(f"row {row!r}, {bench}: its runs were evaluated on different "
@@ -120,6 +123,8 @@ def _is_number(x) -> bool:
 def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True) -> str:
     """Cells ``mean ± std [lo, hi]``; the best mean of each column among the method rows in
     bold (the teacher is a reference, not a contender)."""
+    if stats.empty:
+        return "Not graded: these benchmarks have no reference steps to grade against.\n"
     wide = stats.pivot(index="row", columns="benchmark", values="mean")
     cols = [c for c in wide.columns if c != "average"] + (["average"] if "average" in wide else [])
     rows = [r for r in order if r in wide.index] + sorted(set(wide.index) - set(order))

@@ -46,10 +46,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--const-c", type=float, help="Const anchor's c (default: config)")
     ap.add_argument("--teacher", type=Path, help="teacher checkpoint scoring the sampled tokens "
                     "(OPD needs it; MENTOR logs its KL)")
+    ap.add_argument("--task", help="the task the rollouts are from (its `rl` keys apply)")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
+    spec = run.spec_for(args.task) if args.task else run.spec
     df = read_table(args.rollouts)
     missing = sorted(set(ROLLOUTS.names) - set(df.columns))
     if missing:
@@ -58,12 +60,12 @@ def main(argv: list[str] | None = None) -> None:
     args.device = args.device or cfg.device
     tokenizer = AutoTokenizer.from_pretrained(args.init)
     model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
-    engine = deepspeed_engine(model, run.spec, args.device)
+    engine = deepspeed_engine(model, spec, args.device)
     if args.init_optim:
         load_optimizer_state(engine, args.init_optim)
-    objective = run.spec.objective_at(args.iteration)
-    c = args.const_c if args.const_c is not None else run.spec.const_c
-    if objective == "regression" and run.spec.anchor == "const" and c is None:
+    objective = spec.objective_at(args.iteration)
+    c = args.const_c if args.const_c is not None else spec.const_c
+    if objective == "regression" and spec.anchor == "const" and c is None:
         raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
     teacher = None
     if args.teacher:
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         teacher.to(args.device).eval()
     elif objective == "opd":
         raise SystemExit("the opd objective needs the teacher: pass --teacher CHECKPOINT")
-    stats = train_iteration(engine, df, run.spec, objective, tokenizer.pad_token_id,
+    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, args.iteration, 2), args.device,
                             const_c=c, teacher_model=teacher, iteration=args.iteration)
     save_checkpoint(engine.module, tokenizer, args.out_model)

@@ -45,11 +45,24 @@ class LoadReport:
         return text + "".join(f"\n  {rid}: {why}" for rid, why in shown) + more
 
 
-def records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Rows of a Parquet, JSONL or JSONL.gz file, one dict at a time (Parquet in small
-    batches: some DeepCoder test blobs are hundreds of MB). A JSONL line that is not a JSON
-    object becomes ``{"__error__": reason}``, so the reader reports it."""
+DATA_SUFFIXES = (".parquet", ".jsonl", ".gz")
+
+
+def source_name(path: str | Path) -> str:
+    """What names a file's problems by default: a folder's own name, a file's folder's."""
     path = Path(path)
+    return path.name if path.is_dir() else path.parent.name
+
+
+def records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Rows of a Parquet, JSONL or JSONL.gz file (or a folder of them), one dict at a time
+    (Parquet in small batches: some DeepCoder test blobs are hundreds of MB). A JSONL line
+    that is not a JSON object becomes ``{"__error__": reason}``, so the reader reports it."""
+    path = Path(path)
+    if path.is_dir():  # a split's shards (or a fetched file), in name order
+        for f in sorted(p for p in path.rglob("*") if p.suffix in DATA_SUFFIXES):
+            yield from records(f)
+        return
     if path.suffix == ".parquet":
         for batch in pq.ParquetFile(path).iter_batches(batch_size=64):
             yield from batch.to_pylist()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mintrl.datasets import READERS, Row, records
+from mintrl.datasets import READERS, Row, records, source_name
 from mintrl.rewards.code_tests import CodeTests, call_outputs
 from mintrl.tasks.base import Problem
 
@@ -210,7 +210,7 @@ def deepcoder(path: str | Path, revision: str | None = None, subset: str | None 
     string), and for lcbv5 ``starter_code`` and ``metadata`` (a dict or a JSON string).
     ``subset`` (taco, primeintellect, lcbv5, codeforces) names the ids; it defaults to the
     file's folder name."""
-    subset = subset or Path(path).parent.name
+    subset = subset or source_name(path)
     for n, row in enumerate(records(path)):
         rid = f"deepcoder-{subset}-{n}"
         if "__error__" in row:

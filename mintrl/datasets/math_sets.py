@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from mintrl.datasets import READERS, Row, records
+from mintrl.datasets import READERS, Row, records, source_name
 from mintrl.tasks.base import Problem
 
 # The instruction Qwen3's math evaluations use: the reward reads the last \boxed{} answer.
@@ -39,7 +39,7 @@ def matharena(path: str | Path, revision: str | None = None, name: str | None = 
     """MathArena's parquet (or jsonl): ``problem_idx`` (int), ``problem`` (LaTeX), ``answer``
     (int or string). Ids are ``<name>-<problem_idx>``; ``name`` defaults to the file's
     folder name (``aime_2025``)."""
-    name = name or Path(path).parent.name
+    name = name or source_name(path)
     for n, row in enumerate(records(path)):
         rid = f"{name}-{row.get('problem_idx', f'row{n}')}"
         yield rid, _read_row(rid, row)

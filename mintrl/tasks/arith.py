@@ -59,6 +59,7 @@ def parse_answer(response: str) -> int | None:
 
 class ArithTask:
     name = "arith"
+    has_oracle = True
 
     def __init__(self, mod: int = 1000, add_max: int = 9, mul_operands=(3, 7, 9)):
         self.mod, self.add_max, self.mul_operands = mod, add_max, mul_operands

@@ -21,6 +21,7 @@ class Problem:
     prompt: str  # what the policy sees
     solution: str  # reference response, steps separated by blank lines, no EOS
     spec: dict[str, Any] = field(default_factory=dict)
+    chat: bool = False  # shown as a chat turn (mintrl.prompting), not as plain text
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -30,6 +31,7 @@ class Problem:
             "prompt": self.prompt,
             "solution": self.solution,
             "spec": json.dumps(self.spec, sort_keys=True),
+            "chat": self.chat,
         }
 
     @classmethod
@@ -50,6 +52,7 @@ class Problem:
             prompt=str(row["prompt"]),
             solution=str(row.get("solution") or ""),
             spec=json.loads(spec) if isinstance(spec, str) else dict(spec),
+            chat=bool(row.get("chat") or False),
         )
 
 
@@ -67,6 +70,7 @@ class Task(Protocol):
     """A toy task. Implementations are registered in ``mintrl.tasks``."""
 
     name: str
+    has_oracle: bool  # whether ``oracle`` grades steps (toy tasks) or raises (dataset tasks)
 
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
         """Draw one problem with ``difficulty`` operation steps."""

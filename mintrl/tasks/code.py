@@ -110,6 +110,7 @@ def line_values(line: str, envs: list[dict[str, int]]) -> tuple[str, list[int]] 
 
 class CodeTask:
     name = "intfn"
+    has_oracle = True
 
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
         ops: list[tuple[str, str]] = []

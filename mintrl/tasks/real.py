@@ -16,6 +16,7 @@ from mintrl.tasks.base import OracleVerdict, Problem, attach_reference
 
 class _RealTask:
     name = ""
+    has_oracle = False
 
     def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
         raise TypeError(f"task {self.name!r} reads its problems from a dataset "

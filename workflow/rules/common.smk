@@ -17,12 +17,17 @@ from mintrl.runs import (
 # schema generated from it (python -m mintrl.config --schema ...; a test keeps the committed
 # file current), which Snakemake checks on the resolved config.
 CFG = parse_config(config, "from " + " + ".join(map(str, workflow.configfiles)) + " + --config")
-validate(CFG.model_dump(mode="json"), "../schemas/config.schema.json")
+# set_default=False: the model filled every default; the validator would add the defaults of
+# every branch of a union (a toy task's into a dataset task).
+validate(CFG.model_dump(mode="json"), "../schemas/config.schema.json", set_default=False)
 # Stages read exactly what Snakemake resolved (config files merged, --config overrides applied).
 CONFIG_FILE = write_resolved_config(CFG, "results/config/resolved.yaml")
 TASKS = sorted(CFG.tasks)
+TOY_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "toy"]  # generated, models pre-trained
+DATASET_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "dataset"]  # read, models fetched
+BENCHMARKS = sorted({b for t in DATASET_TASKS for b in CFG.tasks[t].benchmarks})
 ROLES = ["base", "teacher"]
-SPLITS = ["train", "validation", "easy", "hard"]
+TOY_SPLITS = ["train", "validation", "easy", "hard"]
 RUNS = resolve_runs(CFG)  # runs = base run + overrides + seed, by name
 REFERENCE = reference_run(CFG, RUNS)  # the main-table run every ablation table shows
 
@@ -34,11 +39,53 @@ def one_of(names):
 
 
 def split_files(wildcards):
-    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=SPLITS)
+    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=TOY_SPLITS)
 
 
 def eval_split_files(wildcards):
-    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=["easy", "hard"])
+    """A task's evaluation splits: a toy's easy and hard, a dataset task's benchmarks."""
+    splits = CFG.tasks[wildcards.task].eval_splits
+    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=splits)
+
+
+# --- dataset tasks: files and models from outside, pinned (rules/fetch.smk) ---
+def _source(task, name):
+    spec = CFG.tasks[task]
+    return spec.train[name] if name in spec.train else spec.benchmarks[name]
+
+
+def source_file(task, name):
+    """Where prepare reads a dataset source: a local path as given (Snakemake tracks it),
+    else the folder fetch_data links under results/raw/."""
+    src = _source(task, name)
+    return src.path if src.local else f"results/raw/{task}/{name}"
+
+
+def train_source(wildcards):
+    """The training parts, in the config's order."""
+    return [source_file(wildcards.task, name) for name in CFG.tasks[wildcards.task].train]
+
+
+def benchmark_source(wildcards):
+    return source_file(wildcards.task, wildcards.split)
+
+
+def fetch_data_flags(wildcards):
+    src = _source(wildcards.task, wildcards.source)
+    if src.url:
+        return f"--url {src.url} --sha256 {src.sha256}"
+    return f"--hub {src.hub} --file {src.file} --revision {src.revision}"
+
+
+def fetch_model_flags(wildcards):
+    ref = getattr(CFG.tasks[wildcards.task], wildcards.role)
+    if ref.path:
+        return f"--path {ref.path}"
+    return f"--hub {ref.hub} --revision {ref.revision}"
+
+
+def fetch_model_settings(wildcards):
+    return getattr(CFG.tasks[wildcards.task], wildcards.role).model_dump()
 
 
 def lab_evaluations():
@@ -49,7 +96,16 @@ def lab_evaluations():
 # params change): editing one task's teacher reruns that teacher and what follows, only.
 def prepare_settings(wildcards):
     spec = CFG.tasks[wildcards.task]
+    if spec.kind == "dataset":
+        keys = {"train", "train_size", "validation_size", "on_bad", "chat", "reward"}
+        return {"seed": CFG.seed, "splits": spec.model_dump(include=keys)}
     return {"seed": CFG.seed, "splits": spec.model_dump(include={"easy", "hard", "train", "sizes"})}
+
+
+def benchmark_settings(wildcards):
+    spec = CFG.tasks[wildcards.task]
+    return {"source": spec.benchmarks[wildcards.split].model_dump(), "on_bad": spec.on_bad,
+            "chat": spec.chat, "reward": spec.reward}
 
 
 def pretrain_settings(wildcards):
@@ -75,7 +131,8 @@ def run_settings(wildcards):
     run = RUNS[wildcards.run]
     return {
         "seed": run.seed,
-        "spec": run.spec.model_dump(exclude_defaults=True, exclude=RUN_LENGTH_KEYS),
+        "spec": run.spec_for(wildcards.task).model_dump(exclude_defaults=True,
+                                                         exclude=RUN_LENGTH_KEYS),
         "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens,
     }
 

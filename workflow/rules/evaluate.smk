@@ -18,7 +18,8 @@ rule evaluate_lab:
     threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
-        "--prompts {input.prompts} --out {params.out} --run {wildcards.role} --iteration 0 "
+        "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
+        "--run {wildcards.role} --iteration 0 "
         "--threads {threads} > {log} 2>&1"
 
 
@@ -42,5 +43,6 @@ rule evaluate_run:
     threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
-        "--prompts {input.prompts} --out {params.out} --run {wildcards.run} "
+        "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
+        "--run {wildcards.run} "
         "--iteration {wildcards.it} --threads {threads} > {log} 2>&1"

@@ -17,5 +17,6 @@ rule filter_prompts:
     threads: 1
     shell:
         "python -m mintrl.filter --config {params.config} --checkpoint {input.model} "
-        "--prompts {input.prompts} --out {output.prompts} --rates {output.rates} "
+        "--prompts {input.prompts} --task {wildcards.task} --out {output.prompts} "
+        "--rates {output.rates} "
         "--threads {threads} > {log} 2>&1"

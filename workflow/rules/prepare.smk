@@ -1,6 +1,9 @@
+# A toy task's splits, drawn from its generator.
 rule prepare:
     output:
-        expand("results/data/{{task}}/{split}.parquet", split=SPLITS),
+        expand("results/data/{{task}}/{split}.parquet", split=TOY_SPLITS),
+    wildcard_constraints:
+        task=one_of(TOY_TASKS),
     conda:
         "../envs/mintrl.yaml"
     log:
@@ -14,3 +17,53 @@ rule prepare:
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
         "--out {params.out} > {log} 2>&1"
+
+
+# A dataset task's training prompts and the validation split held out of them.
+rule prepare_train:
+    input:
+        source=train_source,
+    output:
+        train="results/data/{task}/train.parquet",
+        validation="results/data/{task}/validation.parquet",
+        report="results/data/{task}/train.report.json",
+    wildcard_constraints:
+        task=one_of(DATASET_TASKS),
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/prepare/{task}_train.log",
+    benchmark:
+        "results/benchmarks/rules/prepare/{task}_train.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=prepare_settings,
+        out=subpath(output.train, parent=True),
+    shell:
+        "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
+        "--source {input.source} --out {params.out} > {log} 2>&1"
+
+
+# One benchmark of a dataset task (an evaluation split).
+rule prepare_benchmark:
+    input:
+        source=benchmark_source,
+    output:
+        split="results/data/{task}/{split}.parquet",
+        report="results/data/{task}/{split}.report.json",
+    wildcard_constraints:
+        task=one_of(DATASET_TASKS),
+        split=one_of(BENCHMARKS),
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/prepare/{task}_{split}.log",
+    benchmark:
+        "results/benchmarks/rules/prepare/{task}_{split}.tsv"
+    params:
+        config=CONFIG_FILE,
+        settings=benchmark_settings,
+        out=subpath(output.split, parent=True),
+    shell:
+        "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
+        "--split {wildcards.split} --source {input.source} --out {params.out} > {log} 2>&1"

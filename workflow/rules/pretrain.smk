@@ -4,6 +4,8 @@ rule pretrain:
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
+    wildcard_constraints:
+        task=one_of(TOY_TASKS),
     conda:
         "../envs/mintrl.yaml"
     log:

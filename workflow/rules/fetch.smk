@@ -1,0 +1,37 @@
+# What a dataset task needs from outside: files and models, pinned (mintrl/fetch.py). Hub
+# downloads land in the Hugging Face cache once; results/ holds links to them.
+rule fetch_data:
+    output:
+        data=directory("results/raw/{task}/{source}"),
+        report="results/raw/{task}/{source}.json",
+    wildcard_constraints:
+        task=one_of(DATASET_TASKS),
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/fetch/{task}_{source}.log",
+    params:
+        flags=fetch_data_flags,
+    resources:
+        downloads=1,
+    shell:
+        "python -m mintrl.fetch data {params.flags} --out {output.data} > {log} 2>&1"
+
+
+rule fetch_model:
+    output:
+        model=directory("results/models/{task}/{role}"),
+        report="results/models/{task}/{role}.json",
+    wildcard_constraints:
+        task=one_of(DATASET_TASKS),
+    conda:
+        "../envs/mintrl.yaml"
+    log:
+        "results/logs/fetch/{task}_{role}.log",
+    params:
+        flags=fetch_model_flags,
+        settings=fetch_model_settings,
+    resources:
+        downloads=1,
+    shell:
+        "python -m mintrl.fetch model {params.flags} --out {output.model} > {log} 2>&1"
