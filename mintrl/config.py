@@ -266,8 +266,13 @@ class FilterSpec(Strict):
 class DeepSpeedSpec(Strict):
     """DeepSpeed engine settings; the same code runs the CPU backend and ZeRO on GPUs."""
 
-    zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage (0 on one CPU process).")
+    zero_stage: int = Field(
+        0, ge=0, le=3, description="ZeRO stage: 0 on one CPU process; 2 (optimizer state and "
+        "gradients sharded) for Qwen3-1.7B, 3 (weights too) for 4B across GPUs.")
     bf16: bool = Field(False, description="bf16 training (GPUs); fp32 on CPU.")
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in the backward pass: long sequences fit "
+        "(DESIGN.md §4: 16 x 4096 needs it on one H200); about 20-30 % slower per step.")
 
 
 class SFTSpec(Strict):

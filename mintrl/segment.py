@@ -35,7 +35,6 @@ from mintrl.inspector import write_inspector  # noqa: E402
 from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
 from mintrl.io import read_table, write_json, write_table  # noqa: E402
 from mintrl.judges import NoisyJudge, make_judge  # noqa: E402
-from mintrl.pretrain import save_checkpoint  # noqa: E402
 from mintrl.rollout import (  # noqa: E402
     iteration_rollouts,
     iteration_seed,
@@ -50,6 +49,7 @@ from mintrl.trainer import (  # noqa: E402
     deepspeed_engine,
     load_optimizer_state,
     save_optimizer_state,
+    save_policy,
     train_iteration,
 )
 
@@ -121,7 +121,7 @@ def run_segment(args, cfg, run: Run) -> dict:
         # working state inside the segment (pruned as it moves on); the kept one at its end
         model_dir, optim_dir = ((out / "state" / "model", out / "state" / "optim")
                                 if it < args.end else (args.out_model, args.out_optim))
-        save_checkpoint(engine.module, tokenizer, model_dir)
+        save_policy(engine, tokenizer, model_dir)
         save_optimizer_state(engine, optim_dir, it)
         metrics["time/checkpoint"] = time.perf_counter() - t0
         write_json(out / "metrics.json", metrics)
@@ -195,6 +195,16 @@ def const_c(spec, root: Path) -> float | None:
     return float(np.nanmean(lps))
 
 
+def peak_memory() -> dict[str, float]:
+    """Peak resident memory of this process so far, and of the GPU when there is one (GB)."""
+    import resource
+
+    out = {"memory/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6}
+    if torch.cuda.is_available():
+        out["memory/gpu_peak_gb"] = torch.cuda.max_memory_allocated() / 1e9
+    return out
+
+
 def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_model, judge,
             intervener, teacher) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
@@ -216,6 +226,7 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
                             iteration_seed(run.seed, it, 2), args.device, ref_model, c,
                             teacher_model=scorer, iteration=it)
     extra = {"intervention/const_c": c} if c is not None else {}
+    extra |= peak_memory()
     return {"iteration": it, **rollout_stats(df), **stats, **extra,
             **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
             "time/iteration": time.perf_counter() - t0}

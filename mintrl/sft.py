@@ -28,7 +28,13 @@ from mintrl.prompting import encode_prompts
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
 from mintrl.runs import load_run
 from mintrl.schemas import INTERVENTION, ROLLOUTS
-from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, plan_minibatches
+from mintrl.trainer import (
+    deepspeed_engine,
+    forward_logprobs,
+    pack,
+    plan_minibatches,
+    save_policy,
+)
 
 SAMPLE_SEED, PLAN_SEED = 3, 4  # purposes of iteration_seed(run seed, 0, purpose)
 
@@ -80,7 +86,6 @@ def main(argv: list[str] | None = None) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mintrl.engine import load_engine
-    from mintrl.pretrain import save_checkpoint
 
     ap = argparse.ArgumentParser(prog="python -m mintrl.sft", description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
@@ -124,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     engine = deepspeed_engine(model, run_spec, device, lr=spec.lr)
     stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
                       iteration_seed(run.seed, 0, PLAN_SEED), device)
-    save_checkpoint(engine.module, policy_tok, args.out / "model")
+    save_policy(engine, policy_tok, args.out / "model")
     n_params = sum(p.numel() for p in engine.module.parameters())
     generated = float(samples["response_ids"].map(len).sum())
     metrics = {

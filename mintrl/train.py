@@ -26,11 +26,11 @@ from mintrl.schemas import ROLLOUTS
 def main(argv: list[str] | None = None) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from mintrl.pretrain import save_checkpoint
     from mintrl.trainer import (
         deepspeed_engine,
         load_optimizer_state,
         save_optimizer_state,
+        save_policy,
         train_iteration,
     )
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, args.iteration, 2), args.device,
                             const_c=c, teacher_model=teacher, iteration=args.iteration)
-    save_checkpoint(engine.module, tokenizer, args.out_model)
+    save_policy(engine, tokenizer, args.out_model)
     save_optimizer_state(engine, args.out_optim, args.iteration)
     write_json(args.out_model.parent / f"{args.out_model.name}.train.json", stats)
     print(json.dumps(stats, indent=1), flush=True)

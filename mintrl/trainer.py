@@ -55,6 +55,9 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None
     import deepspeed
 
     init_distributed(device)
+    if spec.deepspeed.gradient_checkpointing:
+        # non-reentrant: works with inputs that do not require grad and with ZeRO-3 hooks
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr or spec.lr,
                                   weight_decay=spec.weight_decay, betas=(0.9, 0.999),
@@ -70,6 +73,23 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None
     }
     engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds_config)
     return engine
+
+
+def save_policy(engine, tokenizer, out: Path) -> None:
+    """The engine's model as a Hugging Face folder (written atomically by rank 0). Under
+    ZeRO-3 each rank holds a shard of every weight: they are gathered first."""
+    import contextlib
+
+    import deepspeed
+    import torch.distributed as dist
+
+    from mintrl.pretrain import save_checkpoint
+
+    gather = (deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
+              if engine.zero_optimization_stage() == 3 else contextlib.nullcontext())
+    with gather:
+        if not dist.is_initialized() or dist.get_rank() == 0:
+            save_checkpoint(engine.module, tokenizer, out)
 
 
 def save_optimizer_state(engine, out: Path, iteration: int) -> None:

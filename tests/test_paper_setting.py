@@ -219,3 +219,20 @@ def test_the_pipeline_runs_a_dataset_task_end_to_end(lab):
     assert "math_small/aime25" in table and "grpo" in table and "mintrl-const" in table
     # no reference steps in these datasets: said so, not shown as 0 % strict correctness
     assert "Not graded" in (r / "summary/main/quality.md").read_text()
+
+
+def test_the_slurm_profile_gives_each_gpu_job_one_gpu(tmp_path):
+    """The cluster profile, planned dry: GPU stages on the GPU partition with one GPU each,
+    downloads on CPU nodes."""
+    res = _snakemake(tmp_path, ROOT / "config" / "paper.yaml", "-n", "--workflow-profile",
+                     str(ROOT / "workflow" / "profiles" / "slurm"))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    blocks = {}
+    for block in out.split("\nrule ")[1:]:
+        name = block.split(":")[0].strip()
+        res_line = next((ln for ln in block.splitlines() if "resources:" in ln), "")
+        blocks.setdefault(name, res_line)
+    for rule in ("segment", "segment_handoff", "evaluate_run", "filter_prompts", "sft"):
+        assert "gpu=1" in blocks[rule] and "slurm_partition=gpu" in blocks[rule], rule
+    assert "gpu=" not in blocks["fetch_model"] and "slurm_partition=cpu" in blocks["fetch_model"]

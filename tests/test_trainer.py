@@ -96,3 +96,32 @@ def test_missing_optimizer_state_is_a_clear_error(tokenizer, tmp_path):
     engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), SPEC)
     with pytest.raises(FileNotFoundError, match="no DeepSpeed checkpoint"):
         load_optimizer_state(engine, tmp_path / "nothing")
+
+
+def _trained_weights(tokenizer, tmp_path, name, **deepspeed):
+    """One GRPO iteration from the same start and data, saved with the project's saver."""
+    from transformers import AutoModelForCausalLM
+
+    from mintrl.trainer import save_policy
+
+    spec = SPEC.model_copy(update={"deepspeed": SPEC.deepspeed.model_copy(update=deepspeed)})
+    engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), spec)
+    stats = train_iteration(engine, rollouts(), spec, "grpo", tokenizer.pad_token_id, seed=0)
+    save_policy(engine, tokenizer, tmp_path / name)
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / name, dtype="float32")
+    return stats, {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_gradient_checkpointing_and_zero3_train_the_same_weights(tokenizer, tmp_path):
+    """Recomputed activations and weights sharded by ZeRO-3 (gathered again to save) change
+    nothing a user would see: the same loss, and a saved model equal to the plain one's."""
+    ref_stats, ref = _trained_weights(tokenizer, tmp_path, "plain")
+    for name, ds in (("checkpointed", {"gradient_checkpointing": True}),
+                     ("zero3", {"zero_stage": 3})):
+        stats, got = _trained_weights(tokenizer, tmp_path, name, **ds)
+        assert stats["losses/loss"] == pytest.approx(ref_stats["losses/loss"], abs=1e-6), name
+        assert got.keys() == ref.keys()
+        for k in ref:
+            assert torch.allclose(got[k], ref[k], atol=1e-6), (name, k)
+        assert any(not torch.equal(ref[k], build_model(ARCH, tokenizer, seed=0).state_dict()[k])
+                   for k in ref)  # the iteration did move the weights

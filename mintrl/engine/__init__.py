@@ -16,7 +16,10 @@ def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str =
     from mintrl.engine.transformers_engine import TransformersEngine
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype="float32").to(device).eval()
+    # frozen models (teacher, judge, evaluation) in bf16 on GPUs: half the memory, the same
+    # precision the trainer's bf16 policy samples in
+    dtype = "bfloat16" if device.startswith("cuda") else "float32"
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=dtype).to(device).eval()
     engine = TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id, batch_size)
     return engine, tokenizer
 
