@@ -138,3 +138,28 @@ def test_an_intervention_phase_beyond_the_run_is_refused_naming_the_key():
     data["rl"]["intervention_iterations"] = data["rl"].get("iterations", 40) + 1
     with pytest.raises(ConfigError, match=r"rl\.intervention_iterations"):
         parse_config(data)
+
+
+def test_committed_config_reference_is_generated_from_the_model():
+    """docs/config.md lists every key of the model with its default and range."""
+    from pathlib import Path
+
+    from mintrl.config_reference import reference
+
+    text = reference()
+    assert Path("docs/config.md").read_text() == text, \
+        "run: python -m mintrl.config_reference docs/config.md"
+    assert "| `rl.beta2` | float | `0.01` | > 0 |" in text
+    assert "| `tasks.<task>.benchmarks.<benchmark>.sha256` |" in text
+    assert "| `runs.<i>.overrides` |" in text
+
+
+def test_the_workflow_is_snakefmt_clean():
+    """Snakemake's formatter (line length 100, pyproject.toml) leaves every rule file as is."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    snakefmt = Path(sys.executable).with_name("snakefmt")
+    res = subprocess.run([str(snakefmt), "--check", "workflow"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr + "\nrun: snakefmt workflow"

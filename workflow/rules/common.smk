@@ -37,7 +37,6 @@ def one_of(names):
     return "|".join(map(re.escape, names)) or "(?!)"  # "(?!)": matches nothing
 
 
-
 def split_files(wildcards):
     return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=TOY_SPLITS)
 
@@ -104,12 +103,19 @@ def prepare_settings(wildcards):
 
 def benchmark_settings(wildcards):
     spec = CFG.tasks[wildcards.task]
-    return {"source": spec.benchmarks[wildcards.split].model_dump(), "on_bad": spec.on_bad,
-            "chat": spec.chat, "reward": spec.reward}
+    return {
+        "source": spec.benchmarks[wildcards.split].model_dump(),
+        "on_bad": spec.on_bad,
+        "chat": spec.chat,
+        "reward": spec.reward,
+    }
 
 
 def pretrain_settings(wildcards):
-    return {"seed": CFG.seed, "spec": getattr(CFG.tasks[wildcards.task], wildcards.role).model_dump()}
+    return {
+        "seed": CFG.seed,
+        "spec": getattr(CFG.tasks[wildcards.task], wildcards.role).model_dump(),
+    }
 
 
 def evaluate_settings(wildcards):
@@ -121,7 +127,11 @@ def evaluate_settings(wildcards):
 
 
 def filter_settings(wildcards):
-    return {"seed": CFG.seed, "filter": CFG.filter.model_dump(), "sampling": CFG.rl.sampling.model_dump()}
+    return {
+        "seed": CFG.seed,
+        "filter": CFG.filter.model_dump(),
+        "sampling": CFG.rl.sampling.model_dump(),
+    }
 
 
 def run_settings(wildcards):
@@ -131,8 +141,9 @@ def run_settings(wildcards):
     run = RUNS[wildcards.run]
     return {
         "seed": run.seed,
-        "spec": run.spec_for(wildcards.task).model_dump(exclude_defaults=True,
-                                                         exclude=RUN_LENGTH_KEYS),
+        "spec": run.spec_for(wildcards.task).model_dump(
+            exclude_defaults=True, exclude=RUN_LENGTH_KEYS
+        ),
         "max_new_tokens": CFG.tasks[wildcards.task].max_new_tokens,
     }
 
@@ -180,8 +191,9 @@ def segment_start(wildcards):
     all_ends = ends(wildcards.run)
     end = int(wildcards.it)
     if end not in all_ends:
-        raise ValueError(f"run {wildcards.run}: no segment ends at iteration {end} "
-                         f"(ends: {all_ends})")
+        raise ValueError(
+            f"run {wildcards.run}: no segment ends at iteration {end} " f"(ends: {all_ends})"
+        )
     i = all_ends.index(end)
     return 1 if i == 0 else all_ends[i - 1] + 1
 
@@ -218,8 +230,12 @@ def run_segment_metrics(wildcards):
     """A tracked run's segment files up to iteration `it` (what a target ran of it)."""
     if wildcards.tracked not in RUNS:
         return []
-    return [segment_metrics(t, wildcards.tracked, e) for t in run_tasks(wildcards.tracked)
-            for e in ends(wildcards.tracked) if e <= int(wildcards.it)]
+    return [
+        segment_metrics(t, wildcards.tracked, e)
+        for t in run_tasks(wildcards.tracked)
+        for e in ends(wildcards.tracked)
+        if e <= int(wildcards.it)
+    ]
 
 
 def run_sft_metrics(wildcards):
@@ -237,8 +253,12 @@ def run_evaluations(run, upto=None, tasks=None):
     base = [f"results/eval/lab/{t}/base/metrics.json" for t in tasks]
     if run not in RUNS:
         return base
-    return base + [f"results/eval/{t}/{run}/iter_{it}/metrics.json" for t in tasks
-                   for it in kept(run) if upto is None or it <= upto]
+    return base + [
+        f"results/eval/{t}/{run}/iter_{it}/metrics.json"
+        for t in tasks
+        for it in kept(run)
+        if upto is None or it <= upto
+    ]
 
 
 def tracked_evaluations(wildcards):
@@ -278,28 +298,44 @@ def scope_upto(scope, run):
 
 
 def scope_evaluations(scope):
-    runs = [f for r in scope_runs(scope)
-            for f in run_evaluations(r, scope_upto(scope, r), scope_tasks(scope, r))]
+    runs = [
+        f
+        for r in scope_runs(scope)
+        for f in run_evaluations(r, scope_upto(scope, r), scope_tasks(scope, r))
+    ]
     teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
     return sorted(set(runs + teacher + run_evaluations("base")))
 
 
 def scope_checkpoints(scope):
     """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
-    return [checkpoint_dir(t, r, it) for r in scope_runs(scope) for t in scope_tasks(scope, r)
-            for it in kept(r) if it <= scope_upto(scope, r)]
+    return [
+        checkpoint_dir(t, r, it)
+        for r in scope_runs(scope)
+        for t in scope_tasks(scope, r)
+        for it in kept(r)
+        if it <= scope_upto(scope, r)
+    ]
 
 
 def scope_segment_metrics(scope):
-    return [segment_metrics(t, r, e) for r in scope_runs(scope) for t in scope_tasks(scope, r)
-            for e in ends(r) if e <= scope_upto(scope, r)]
+    return [
+        segment_metrics(t, r, e)
+        for r in scope_runs(scope)
+        for t in scope_tasks(scope, r)
+        for e in ends(r)
+        if e <= scope_upto(scope, r)
+    ]
 
 
 def scope_tracking(scope):
     """MLflow markers of a target: each run logged up to where the target stops it."""
     # an ablation's reference is tracked by the targets it belongs to (all its tasks)
-    runs = [f"results/tracking/{r}/upto_{scope_upto(scope, r)}.json" for r in scope_runs(scope)
-            if not (scope.startswith("ablation_") and r == REFERENCE)]
+    runs = [
+        f"results/tracking/{r}/upto_{scope_upto(scope, r)}.json"
+        for r in scope_runs(scope)
+        if not (scope.startswith("ablation_") and r == REFERENCE)
+    ]
     return ["results/tracking/base/upto_0.json", *runs]
 
 

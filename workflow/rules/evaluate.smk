@@ -5,17 +5,17 @@ rule evaluate_lab:
     output:
         metrics="results/eval/lab/{task}/{role}/metrics.json",
         samples="results/eval/lab/{task}/{role}/samples.parquet",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/evaluate/lab_{task}_{role}.log",
     benchmark:
         "results/benchmarks/rules/evaluate/lab_{task}_{role}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
-    threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
@@ -30,17 +30,17 @@ rule evaluate_run:
     output:
         metrics="results/eval/{task}/{run}/iter_{it}/metrics.json",
         samples="results/eval/{task}/{run}/iter_{it}/samples.parquet",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/evaluate/{task}_{run}_{it}.log",
     benchmark:
         "results/benchmarks/rules/evaluate/{task}_{run}_{it}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
-    threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "

@@ -4,16 +4,16 @@ rule fetch_data:
     output:
         data=directory("results/raw/{task}/{source}"),
         report="results/raw/{task}/{source}.json",
+    log:
+        "results/logs/fetch/{task}_{source}.log",
     wildcard_constraints:
         task=one_of(DATASET_TASKS),
     conda:
         "../envs/mintrl.yaml"
-    log:
-        "results/logs/fetch/{task}_{source}.log",
-    params:
-        flags=fetch_data_flags,
     resources:
         downloads=1,
+    params:
+        flags=fetch_data_flags,
     shell:
         "python -m mintrl.fetch data {params.flags} --out {output.data} > {log} 2>&1"
 
@@ -22,16 +22,16 @@ rule fetch_model:
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
+    log:
+        "results/logs/fetch/{task}_{role}.log",
     wildcard_constraints:
         task=one_of(DATASET_TASKS),
     conda:
         "../envs/mintrl.yaml"
-    log:
-        "results/logs/fetch/{task}_{role}.log",
+    resources:
+        downloads=1,
     params:
         flags=fetch_model_flags,
         settings=fetch_model_settings,
-    resources:
-        downloads=1,
     shell:
         "python -m mintrl.fetch model {params.flags} --out {output.model} > {log} 2>&1"

@@ -5,16 +5,16 @@ rule filter_prompts:
     output:
         prompts="results/data/{task}/train_filtered.parquet",
         rates="results/filter/{task}/pass_rates.parquet",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/filter/{task}.log",
     benchmark:
         "results/benchmarks/rules/filter/{task}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=filter_settings,
-    threads: 1
     shell:
         "python -m mintrl.filter --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {output.prompts} "

@@ -2,14 +2,14 @@
 rule prepare:
     output:
         expand("results/data/{{task}}/{split}.parquet", split=TOY_SPLITS),
-    wildcard_constraints:
-        task=one_of(TOY_TASKS),
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/prepare/{task}.log",
     benchmark:
         "results/benchmarks/rules/prepare/{task}.tsv"
+    wildcard_constraints:
+        task=one_of(TOY_TASKS),
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
         settings=prepare_settings,
@@ -27,14 +27,14 @@ rule prepare_train:
         train="results/data/{task}/train.parquet",
         validation="results/data/{task}/validation.parquet",
         report="results/data/{task}/train.report.json",
-    wildcard_constraints:
-        task=one_of(DATASET_TASKS),
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/prepare/{task}_train.log",
     benchmark:
         "results/benchmarks/rules/prepare/{task}_train.tsv"
+    wildcard_constraints:
+        task=one_of(DATASET_TASKS),
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
         settings=prepare_settings,
@@ -51,15 +51,15 @@ rule prepare_benchmark:
     output:
         split="results/data/{task}/{split}.parquet",
         report="results/data/{task}/{split}.report.json",
+    log:
+        "results/logs/prepare/{task}_{split}.log",
+    benchmark:
+        "results/benchmarks/rules/prepare/{task}_{split}.tsv"
     wildcard_constraints:
         task=one_of(DATASET_TASKS),
         split=one_of(BENCHMARKS),
     conda:
         "../envs/mintrl.yaml"
-    log:
-        "results/logs/prepare/{task}_{split}.log",
-    benchmark:
-        "results/benchmarks/rules/prepare/{task}_{split}.tsv"
     params:
         config=CONFIG_FILE,
         settings=benchmark_settings,

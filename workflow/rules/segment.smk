@@ -11,12 +11,13 @@ rule segment:
         model=directory("results/runs/{task}/{run}/iter_{it}/model"),
         optim=directory("results/runs/{task}/{run}/iter_{it}/optim"),
         metrics="results/runs/{task}/{run}/iter_{it}/segment.json",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/segment/{task}_{run}_{it}.log",
     benchmark:
         "results/benchmarks/rules/segment/{task}_{run}_{it}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=run_settings,
@@ -24,7 +25,6 @@ rule segment:
         init_optim=init_optim_flag,
         teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
-    threads: 1
     shell:
         "python -m mintrl.segment --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --start {params.start} --end {wildcards.it} "

@@ -9,17 +9,17 @@ rule sft:
         model=directory("results/runs/{task}/{run}/sft/model"),
         samples="results/runs/{task}/{run}/sft/samples.parquet",
         metrics="results/runs/{task}/{run}/sft/metrics.json",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/sft/{task}_{run}.log",
     benchmark:
         "results/benchmarks/rules/sft/{task}_{run}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=run_settings,
         out=subpath(output.metrics, parent=True),
-    threads: 1
     shell:
         "python -m mintrl.sft --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --teacher {input.teacher} --init {input.init} "

@@ -14,12 +14,12 @@ rule summarize:
         pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
         curves=report(SUMMARY_FILES["curves"], caption="../report/curves.rst", category="{scope}"),
         knobs=report(SUMMARY_FILES["knobs"], caption="../report/knobs.rst", category="{scope}"),
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/summarize/{scope}.log",
     benchmark:
         "results/benchmarks/rules/summarize/{scope}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
         order=summary_order,

@@ -7,12 +7,12 @@ rule track:
         evals=tracked_evaluations,
     output:
         "results/tracking/{tracked}/upto_{it}.json",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/track/{tracked}_{it}.log",
     benchmark:
         "results/benchmarks/rules/track/{tracked}_{it}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
     shell:
@@ -26,12 +26,12 @@ rule track_summary:
         artifacts=summary_artifacts,
     output:
         "results/tracking/summary-{scope}.json",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/track/summary-{scope}.log",
     benchmark:
         "results/benchmarks/rules/track/summary-{scope}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
     shell:

@@ -9,19 +9,19 @@ rule evaluate_validation:
     output:
         metrics="results/tune/{task}/{run}/metrics.json",
         samples="results/tune/{task}/{run}/samples.parquet",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/tune/{task}_{run}.log",
     benchmark:
         "results/benchmarks/rules/tune/{task}_{run}.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 1
     params:
         config=CONFIG_FILE,
         settings=evaluate_settings,
         samples=CFG.tune.samples,
         iteration=lambda wildcards: RUNS[wildcards.run].spec.iterations,
         out=subpath(output.metrics, parent=True),
-    threads: 1
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --samples {params.samples} --out {params.out} "
@@ -34,10 +34,10 @@ rule tune_choose:
     output:
         chosen="results/tune/chosen.yaml",
         table="results/tune/chosen.md",
-    conda:
-        "../envs/mintrl.yaml"
     log:
         "results/logs/tune/choose.log",
+    conda:
+        "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
         out=subpath(output.chosen, parent=True),
