@@ -313,9 +313,11 @@ class RunSpec(Strict):
         "high-entropy tokens for part of each group, arXiv 2510.04140); "
         "'corrections_only' (a control: MInTRL's rollouts, but next-token training on the "
         "intervention tokens only, no reward, during the teacher phase).")
-    engine: Literal["transformers"] = Field(
-        "transformers", description="Rollout engine, chosen explicitly (never by what is "
-        "installed): 'transformers' on CPU or GPU; 'vllm' on GPUs (later).")
+    engine: Literal["transformers", "vllm"] = Field(
+        "transformers", description="Engine of the policy's rollouts and evaluations, chosen "
+        "explicitly (never by what is installed): 'transformers' (CPU or GPU; the trainer's "
+        "own module); 'vllm' (GPUs; its CPU build in tests), given the trainer's weights after "
+        "every iteration. The teacher, judge and intervener run on transformers.")
     iterations: int = Field(40, ge=1, description="RL iterations (rollout + optimisation).")
     iterations_per_job: int = Field(
         10, ge=1, description="Iterations per Snakemake job (one model load); a killed job "
@@ -402,6 +404,9 @@ class RunSpec(Strict):
     def _batches(self) -> RunSpec:
         if self.minibatch_size % self.micro_batch_size:
             raise ValueError("minibatch_size must be a multiple of micro_batch_size")
+        if self.method == "mentor" and self.engine == "vllm":
+            raise ValueError("engine: MENTOR mixes the policy's and the teacher's distributions "
+                             "token by token in one decode loop: use engine: transformers")
         if self.method == "mentor" and self.n_guided >= self.group_size:
             raise ValueError(f"n_guided ({self.n_guided}) must be below group_size "
                              f"({self.group_size}): MENTOR's advantages need on-policy samples")

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
                     "row's task column)")
     ap.add_argument("--task", help="config task of the problems (default: their task column)")
     ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
-    ap.add_argument("--engine", default="transformers")
+    ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--run", help="run name recorded in metrics.json (for summaries)")
     ap.add_argument("--iteration", type=int, help="RL iteration of the checkpoint (0: none)")
@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg.threads)
     samples = args.samples or cfg.evaluation.samples
+    args.engine = args.engine or cfg.rl.engine
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
                                     cfg.device)
     print(f"[evaluate] {args.checkpoint} on {[str(p) for p in args.prompts]}, "

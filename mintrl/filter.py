@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, type=Path, help="filtered prompts (Parquet)")
     ap.add_argument("--rates", required=True, type=Path, help="pass rate per prompt (Parquet)")
     ap.add_argument("--task", help="config task of the prompts (default: their task column)")
-    ap.add_argument("--engine", default="transformers")
+    ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     if task not in cfg.tasks:
         raise SystemExit(f"{args.prompts}: task {task!r} has no entry under `tasks` in "
                          f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
-    engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
-                                    cfg.device)
+    engine, tokenizer = load_engine(args.engine or cfg.rl.engine, args.checkpoint,
+                                    cfg.evaluation.batch_size, cfg.device)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
     samples, _ = sample_problems(engine, tokenizer, problems, cfg.filter.samples, sampling)
     rate = samples.groupby("problem_id", sort=False)["reward"].mean()

@@ -138,7 +138,7 @@ def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     expanded = [p for p in problems for _ in range(spec.n_semi)]
     intensity = Intensity(spec.chunk_tokens, spec.max_reviews, spec.correction_tokens)
     trajs, semi_times = semi_on_policy_rollouts(
-        ctx.sampler.model, tokenizer, expanded, ctx.judge, ctx.intervener, intensity,
+        ctx.sampler, tokenizer, expanded, ctx.judge, ctx.intervener, intensity,
         replace(sampling, seed=sampling.seed + 1),
         # a model judge is scored against the step oracle where the task has one (the toy)
         check_with_oracle=not isinstance(ctx.judge, OracleJudge)

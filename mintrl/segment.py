@@ -107,8 +107,8 @@ def run_segment(args, cfg, run: Run) -> dict:
     t_ready = time.perf_counter()
     print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
           + (f"{src} (resumed after {done})" if src else str(args.init)), flush=True)
-    sampler = TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
-                                 batch_size=512)
+    sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
+                             args.device)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
                                               done + 1)
@@ -116,6 +116,10 @@ def run_segment(args, cfg, run: Run) -> dict:
     for it in range(done + 1, args.end + 1):
         metrics = iterate(engine, sampler, tokenizer, problems, run, args, it, max_new,
                           ref_model, judge, intervener, teacher)
+        if spec.engine == "vllm":  # the next iteration samples from the updated policy
+            t_sync = time.perf_counter()
+            sampler.load_weights(engine.module.state_dict())
+            metrics["time/weight_sync"] = time.perf_counter() - t_sync
         t0 = time.perf_counter()
         out = iter_dir(root, it)
         # working state inside the segment (pruned as it moves on); the kept one at its end
@@ -142,6 +146,18 @@ def run_segment(args, cfg, run: Run) -> dict:
     }
 
 
+def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str):
+    """What samples the policy's rollouts: the trainer's own module (transformers: always in
+    sync), or a vLLM engine started from the segment's first checkpoint and given the
+    trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
+    if spec.engine == "vllm":
+        from mintrl.engine.vllm_engine import VLLMEngine
+
+        return VLLMEngine(checkpoint, device)
+    return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                              batch_size=512)
+
+
 def load_teacher(spec, args, tokenizer, first: int):
     """The teacher's (engine, tokenizer) when a segment starting at ``first`` needs it
     (``RunSpec.teacher_needed``), else (None, None). OPD and MENTOR compare the two models'
@@ -150,7 +166,9 @@ def load_teacher(spec, args, tokenizer, first: int):
         return None, None
     if not args.teacher:
         raise SystemExit(f"this {spec.method} run needs the teacher: pass --teacher CHECKPOINT")
-    teacher, tok = load_engine(spec.engine, str(args.teacher), batch_size=512,
+    # transformers whatever the policy's engine: OPD, MENTOR and the likelihood judge score
+    # tokens with the teacher's model itself
+    teacher, tok = load_engine("transformers", str(args.teacher), batch_size=512,
                                device=args.device)
     if spec.method in ("opd", "mentor"):
         shared_vocab_check(tokenizer, tok, spec.method)

@@ -66,10 +66,11 @@ def _reviewed_from(text: str) -> int:
     return steps[-1].start if steps else 0
 
 
-def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, intervener,
+def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, intervener,
                             intensity: Intensity, sampling: Sampling, check_with_oracle=False,
                             ) -> tuple[list[Trajectory], dict[str, float]]:
-    """One semi-on-policy rollout per entry of ``problems`` (repeat a problem for several).
+    """One semi-on-policy rollout per entry of ``problems`` (repeat a problem for several),
+    sampled from ``policy`` (an engine, or a Hugging Face model).
 
     Returns the trajectories and stats: timings (``generate``, ``judge``, ``intervene``
     seconds) and, with ``check_with_oracle`` (a model judge on a task with an oracle), the
@@ -81,7 +82,10 @@ def semi_on_policy_rollouts(model, tokenizer, problems: list[Problem], judge, in
     times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
     counts: dict[str, int] = {}
     t0 = time.perf_counter()
-    dec = ChunkedDecoder(model, prompt_ids, eos, pad, sampling, gen)
+    # an engine's own chunked decoder (KV cache kept across rounds; vLLM: prefix caching), or
+    # for a bare Hugging Face model, the transformers one
+    dec = (policy.chunked(prompt_ids, eos, pad, sampling, gen) if hasattr(policy, "chunked")
+           else ChunkedDecoder(policy, prompt_ids, eos, pad, sampling, gen))
     times["generate"] += time.perf_counter() - t0
     trajs = [Trajectory(p) for p in problems]
     limit = sampling.max_new_tokens

@@ -81,3 +81,22 @@ def test_each_run_has_its_own_uid_no_network_and_its_own_pid_namespace():
     assert uid_a == gid_a and int(uid_a) >= 200_000 and pid_a == "1" and groups_a == "[]"
     assert a[0].split()[0] != b[0].split()[0]  # a fresh uid per run
     assert a[1] == "no net"
+
+
+@pytest.mark.skipif(not hardened(), reason="the hardened sandbox needs root and util-linux")
+def test_a_rollout_batch_of_hostile_programs_scores_0_in_bounded_time(canary):
+    """The batch path a rollout takes (the code task's reward, two sandbox runs at a time):
+    every hostile program at once still scores 0, harms nothing and ends (the issue's bound for
+    the 30 programs is 200 s on the 2-core machine; measured 9 s, benchmarks/results/hostile.md)."""
+    from mintrl.tasks import Problem, grade
+
+    progs = programs(canary, 1)  # port 1: nothing listens there
+    problem = Problem("hostile", "code", 0, "f(x) = x + 1", "",
+                      {"tests": {"format": "functional", "cases": TESTS.cases, "fn_name": "f",
+                                 "timeout_s": TESTS.timeout_s}})
+    t0 = time.monotonic()
+    rewards = grade([problem] * len(progs), list(progs.values()))
+    assert rewards == [0.0] * len(progs)
+    assert time.monotonic() - t0 < 200
+    time.sleep(2.5)
+    assert (canary / "keep.txt").read_text() == "precious"

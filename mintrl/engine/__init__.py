@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from mintrl.engine.base import Engine, Generation, Sampling
 
-ENGINES = ("transformers",)
+ENGINES = ("transformers", "vllm")
 
 
-def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str = "cpu"):
+def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str = "cpu",
+                tensor_parallel_size: int = 1):
     """Load a Hugging Face checkpoint into the named engine; returns (engine, tokenizer)."""
-    if name != "transformers":
+    if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if name == "vllm":
+        from mintrl.engine.vllm_engine import VLLMEngine
+
+        return (VLLMEngine(checkpoint, device, tensor_parallel_size),
+                AutoTokenizer.from_pretrained(checkpoint))
 
     from mintrl.engine.transformers_engine import TransformersEngine
 

@@ -78,6 +78,13 @@ class TransformersEngine:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    def chunked(self, prompts: list[list[int]], eos: int, pad: int, sampling: Sampling,
+                generator: torch.Generator):
+        """A decoder that pauses every chunk for MInTRL's review (``ChunkedDecoder``)."""
+        from mintrl.engine.chunked import ChunkedDecoder
+
+        return ChunkedDecoder(self.model, prompts, eos, pad, sampling, generator)
+
     def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
         gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
         out = Generation([], [], [])

