@@ -123,3 +123,59 @@ def test_semi_on_policy_rollouts_run_on_vllm_with_prefix_caching(lab, tokenizer)
             lp = forward_logprobs(model, mb, "cpu")[0][0][mb.response_mask[0].bool()]
         own = [i for i, p in enumerate(t.provenance) if p == POLICY]
         assert np.allclose(np.asarray(t.logprobs)[own], lp.numpy()[own], atol=1e-4)
+
+
+def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint(
+        lab, tmp_path):
+    """`rl.engine: vllm` through the segment stage: iterations 1-2 in one job (the engine gets
+    the trained weights in place after iteration 1) sample exactly what a job for iteration 2
+    alone samples from a fresh engine started on iteration 1's checkpoint."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+    import yaml
+
+    from mintrl.config import load_config
+    from mintrl.io import write_table
+    from mintrl.prepare import draw_splits
+    from mintrl.schemas import PROBLEMS
+    from mintrl.tasks import get_task
+
+    _, _, folder = lab
+    task = {"easy": {"lo": 2, "hi": 3}, "hard": {"lo": 5, "hi": 6}, "train": {"lo": 2, "hi": 4},
+            "sizes": {"train": 8, "validation": 2, "easy": 2, "hard": 2}, "max_new_tokens": 24,
+            "base": {"difficulties": {"lo": 1, "hi": 3}},
+            "teacher": {"difficulties": {"lo": 1, "hi": 6}}}
+    cfg = {"tasks": {"arith": task},
+           "rl": {"engine": "vllm", "iterations": 2, "iterations_per_job": 2, "eval_every": 2,
+                  "prompts_per_iteration": 2, "n_semi": 2, "n_control": 2, "group_size": 4,
+                  "minibatch_size": 8, "micro_batch_size": 8, "chunk_tokens": 8,
+                  "max_reviews": 2, "correction_tokens": 8, "intervention_iterations": 2,
+                  "anchor": "const", "const_c": -2.0, "lr": 1e-2},
+           "runs": [{"method": "mintrl", "name": "m"}]}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    splits = draw_splits(get_task("arith"), load_config(config).tasks["arith"], 0)
+    write_table(tmp_path / "train.parquet",
+                [p.to_row() | {"split": "train"} for p in splits["train"]], PROBLEMS)
+
+    def segment(root, start, end, init, *extra):
+        res = subprocess.run([sys.executable, "-m", "mintrl.segment", "--config", str(config),
+                              "--run", "m", "--task", "arith", "--start", str(start), "--end",
+                              str(end), "--init", str(init), "--teacher", str(folder),
+                              "--prompts", str(tmp_path / "train.parquet"), "--root", str(root),
+                              *extra], capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr[-3000:]
+
+    segment(tmp_path / "one", 1, 2, folder)
+    segment(tmp_path / "two", 1, 1, folder)
+    first = tmp_path / "two" / "iter_1"
+    segment(tmp_path / "two", 2, 2, first / "model", "--init-optim", str(first / "optim"))
+    a = pd.read_parquet(tmp_path / "one" / "iter_2" / "rollouts.parquet")
+    b = pd.read_parquet(tmp_path / "two" / "iter_2" / "rollouts.parquet")
+    assert a["response_ids"].map(list).tolist() == b["response_ids"].map(list).tolist()
+    for x, y in zip(a["logprobs"], b["logprobs"], strict=True):
+        assert np.allclose(x, y, atol=1e-5)
+    one = pd.read_parquet(tmp_path / "one" / "iter_1" / "rollouts.parquet")
+    assert one["response_ids"].map(list).tolist() != a["response_ids"].map(list).tolist()
