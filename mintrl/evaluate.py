@@ -29,11 +29,11 @@ from mintrl.tasks.base import strict_and_step_accuracy
 
 
 def sample_problems(engine, tokenizer, problems: list[Problem], samples: int,
-                    sampling: Sampling) -> tuple[pd.DataFrame, float]:
+                    sampling: Sampling, desc: str = "generate") -> tuple[pd.DataFrame, float]:
     """Generate ``samples`` responses per problem and grade them; returns (rows, tokens/s)."""
     prompt_ids = [ids for ids in encode_prompts(tokenizer, problems) for _ in range(samples)]
     t0 = time.perf_counter()
-    gen = engine.generate(prompt_ids, sampling)
+    gen = engine.generate(prompt_ids, sampling, progress=desc)
     seconds = time.perf_counter() - t0
     texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
     expanded = [p for p in problems for _ in range(samples)]
@@ -107,8 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     args.engine = args.engine or cfg.rl.engine
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
                                     cfg.device)
-    print(f"[evaluate] {args.checkpoint} on {[str(p) for p in args.prompts]}, "
-          f"{samples} samples/problem, engine={args.engine}", flush=True)
+    print(f"[evaluate] run {args.run} iteration {args.iteration}: {args.checkpoint} on "
+          f"{[str(p) for p in args.prompts]}, {samples} samples/problem, device {cfg.device}, "
+          f"engine {args.engine}", flush=True)
     t0 = time.perf_counter()
     metrics: dict[str, dict] = {}
     frames = []
@@ -122,12 +123,15 @@ def main(argv: list[str] | None = None) -> None:
                              f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
         max_new = cfg.tasks[task].max_new_tokens
         sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
-        df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling)
+        df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling,
+                                    desc=f"evaluate {task}/{split}")
         df.insert(1, "split", split)
         metrics[split] = summarize_split(df, cfg.evaluation.pass_k) | {"tokens_per_s": tok_s}
         frames.append(df)
         print(f"[evaluate] {split}: pass@1 {metrics[split]['pass@1']:.3f} "
               f"strict {metrics[split]['strict']} ({tok_s:.0f} tok/s)", flush=True)
+    print(f"[evaluate] done in {time.perf_counter() - t0:.0f} s: "
+          + ", ".join(f"{s} pass@1 {m['pass@1']:.3f}" for s, m in metrics.items()), flush=True)
     write_table(args.out / "samples.parquet", pd.concat(frames, ignore_index=True), EVAL_SAMPLES)
     write_json(args.out / "metrics.json", {
         "checkpoint": str(args.checkpoint), "samples": samples, "splits": metrics,

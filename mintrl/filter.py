@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,12 @@ def main(argv: list[str] | None = None) -> None:
     engine, tokenizer = load_engine(args.engine or cfg.rl.engine, args.checkpoint,
                                     cfg.evaluation.batch_size, cfg.device)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
-    samples, _ = sample_problems(engine, tokenizer, problems, cfg.filter.samples, sampling)
+    print(f"[filter] {task}: {len(problems)} training prompts x {cfg.filter.samples} samples of "
+          f"{args.checkpoint}, device {cfg.device}, engine {args.engine or cfg.rl.engine}",
+          flush=True)
+    t0 = time.perf_counter()
+    samples, _ = sample_problems(engine, tokenizer, problems, cfg.filter.samples, sampling,
+                                 desc=f"filter {task}")
     rate = samples.groupby("problem_id", sort=False)["reward"].mean()
     rates = pd.DataFrame({"problem_id": table["id"], "difficulty": table["difficulty"],
                           "samples": cfg.filter.samples,
@@ -75,7 +81,8 @@ def main(argv: list[str] | None = None) -> None:
     write_table(args.rates, rates, PASS_RATES)
     write_table(args.out, table[rates["kept"].to_numpy()], PROBLEMS)
     solved = int((rates["pass_rate"] >= 1).sum())
-    print(f"[filter] {task}: {len(rates)} prompts, {solved} always solved, "
+    print(f"[filter] {task} done in {time.perf_counter() - t0:.0f} s: {len(rates)} prompts, "
+          f"{solved} always solved, "
           f"{int((rates['pass_rate'] == 0).sum())} never; kept {int(rates['kept'].sum())}",
           flush=True)
     print(rates.groupby("difficulty")["pass_rate"].mean().round(3).to_string(), flush=True)

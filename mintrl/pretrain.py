@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from mintrl.config import PretrainSpec, load_config
 from mintrl.io import atomic_path, read_table, write_json
 from mintrl.models import build_model
+from mintrl.progress import progress as progress_bar
 from mintrl.tasks import Task, get_task
 from mintrl.tokenizer import build_char_tokenizer
 
@@ -103,8 +102,8 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
     history: list[tuple[int, float]] = []
-    bar = tqdm(range(spec.steps), desc=f"pretrain {task.name}", disable=not progress,
-               mininterval=1.0 if sys.stderr.isatty() else 15.0)
+    bar = progress_bar(range(spec.steps), desc=f"pretrain {task.name}", unit="step",
+                       disable=not progress)
     for step in bar:
         prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude)
         for group in opt.param_groups:

@@ -35,6 +35,7 @@ from mintrl.inspector import write_inspector  # noqa: E402
 from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
 from mintrl.io import read_table, write_json, write_table  # noqa: E402
 from mintrl.judges import NoisyJudge, make_judge  # noqa: E402
+from mintrl.progress import progress  # noqa: E402
 from mintrl.rollout import (  # noqa: E402
     iteration_rollouts,
     iteration_seed,
@@ -106,14 +107,17 @@ def run_segment(args, cfg, run: Run) -> dict:
         load_optimizer_state(engine, optim)
     t_ready = time.perf_counter()
     print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
-          + (f"{src} (resumed after {done})" if src else str(args.init)), flush=True)
+          + (f"{src} (resumed after {done})" if src else str(args.init))
+          + f", device {args.device}, engine {spec.engine}", flush=True)
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
                              args.device)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
                                               done + 1)
     problems = load_problems(args.prompts)
-    for it in range(done + 1, args.end + 1):
+    bar = progress(range(done + 1, args.end + 1), desc=f"segment {run.name}/{args.task}",
+                   unit="iter")
+    for it in bar:
         metrics = iterate(engine, sampler, tokenizer, problems, run, args, it, max_new,
                           ref_model, judge, intervener, teacher)
         if spec.engine == "vllm":  # the next iteration samples from the updated policy
@@ -134,6 +138,7 @@ def run_segment(args, cfg, run: Run) -> dict:
             # metrics, model and optimizer state are all on disk.
             write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
             prune_state(root, args.start, it - 1)
+        bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}", refresh=False)
         print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
               f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
               f"({metrics['time/iteration']:.1f} s)", flush=True)

@@ -17,6 +17,7 @@ import torch
 from mintrl.engine.base import Sampling
 from mintrl.engine.chunked import ChunkedDecoder
 from mintrl.judges import OracleJudge, agreement, first_reviewed_step
+from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.schemas import INTERVENTION, NO_ERROR, NO_VERDICT, POLICY
 from mintrl.steps import split_steps
@@ -90,8 +91,12 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
     trajs = [Trajectory(p) for p in problems]
     limit = sampling.max_new_tokens
     round_ = 0
+    bar = progress(desc=f"semi-on-policy {len(problems)} rollouts", unit="round")
     while dec.active:
         round_ += 1
+        bar.update(1)
+        bar.set_postfix(active=len(dec.active), judge_s=f"{times['judge']:.0f}",
+                        intervene_s=f"{times['intervene']:.0f}", refresh=False)
         t0 = time.perf_counter()
         accepted = {r: tokenizer.decode(trajs[r].tokens, skip_special_tokens=True)
                     for r in dec.active}
@@ -165,4 +170,5 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
                         if trajs[r].finish_reason is None})
             times["generate"] += time.perf_counter() - t0
         dec.drop([r for r in dec.active if trajs[r].finish_reason is not None])
+    bar.close()
     return trajs, times | {f"agreement/{k}": float(v) for k, v in counts.items()}

@@ -24,6 +24,7 @@ import torch
 from mintrl.config import SFTSpec
 from mintrl.io import write_json, write_table
 from mintrl.objectives import get_objective
+from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
 from mintrl.runs import load_run
@@ -64,7 +65,7 @@ def sft_train(engine, df: pd.DataFrame, spec: SFTSpec, pad_id: int, seed: int,
     plans = plan_minibatches(len(df), spec, seed)
     engine.module.train()
     losses, tokens, t0 = [], 0.0, time.perf_counter()
-    for mini in plans:
+    for mini in progress(plans, desc="sft", unit="step"):
         micro = [pack(df, rows, pad_id) for rows in mini]
         mb_tokens = float(sum(m.response_mask.sum() for m in micro))
         step_loss = 0.0

@@ -29,5 +29,7 @@ class Generation:
 
 
 class Engine(Protocol):
-    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
-        """Continue each prompt (any token-id prefix) independently."""
+    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling,
+                 progress: str | None = None) -> Generation:
+        """Continue each prompt (any token-id prefix) independently; ``progress``: show a bar
+        with this label (long batches: evaluation, filtering, SFT samples)."""

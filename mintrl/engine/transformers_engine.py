@@ -13,6 +13,7 @@ import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Generation, Sampling
+from mintrl.progress import progress as progress_bar
 
 
 def filter_logits(logits: torch.Tensor, sampling: Sampling) -> torch.Tensor:
@@ -85,14 +86,19 @@ class TransformersEngine:
 
         return ChunkedDecoder(self.model, prompts, eos, pad, sampling, generator)
 
-    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
+    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling,
+                 progress: str | None = None) -> Generation:
         gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
         out = Generation([], [], [])
-        for i in range(0, len(prompt_token_ids), self.batch_size):
-            part = self._generate_batch(prompt_token_ids[i : i + self.batch_size], sampling, gen)
-            out.token_ids += part.token_ids
-            out.logprobs += part.logprobs
-            out.finish_reasons += part.finish_reasons
+        with progress_bar(total=len(prompt_token_ids), desc=progress or "", unit="seq",
+                          disable=progress is None) as bar:
+            for i in range(0, len(prompt_token_ids), self.batch_size):
+                part = self._generate_batch(prompt_token_ids[i : i + self.batch_size],
+                                            sampling, gen)
+                out.token_ids += part.token_ids
+                out.logprobs += part.logprobs
+                out.finish_reasons += part.finish_reasons
+                bar.update(len(part.token_ids))
         return out
 
     @torch.inference_mode()

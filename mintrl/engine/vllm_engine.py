@@ -60,13 +60,15 @@ class VLLMEngine:
                        enable_prefix_caching=True, logprobs_mode="raw_logprobs",
                        max_model_len=max_model_len, **kwargs)
 
-    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling) -> Generation:
+    def generate(self, prompt_token_ids: list[list[int]], sampling: Sampling,
+                 progress: str | None = None) -> Generation:
         return self._generate(prompt_token_ids, [sampling.max_new_tokens] * len(prompt_token_ids),
                               sampling, [sampling.seed * _SEED_STRIDE + i
-                                         for i in range(len(prompt_token_ids))])
+                                         for i in range(len(prompt_token_ids))],
+                              progress=progress is not None)
 
     def _generate(self, prompts: list[list[int]], budgets: list[int], sampling: Sampling,
-                  seeds: list[int]) -> Generation:
+                  seeds: list[int], progress: bool = False) -> Generation:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -75,7 +77,7 @@ class VLLMEngine:
                                  stop_token_ids=[self.eos], ignore_eos=False)
                   for b, s in zip(budgets, seeds, strict=True)]
         outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts],
-                                 params, use_tqdm=False)
+                                 params, use_tqdm=progress)  # vLLM's own bar
         gen = Generation([], [], [])
         for out in outs:
             c = out.outputs[0]

@@ -19,9 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from mintrl.io import atomic_path
+from mintrl.progress import progress as progress_bar
 from mintrl.rewards import MathVerifier, problem_tests, score_program
 
 
@@ -72,8 +71,8 @@ def score_rows(rows: list[dict[str, Any] | str], domain: str, workers: int = 2,
         if problem is not None:
             rid = row.get("id") if isinstance(row, dict) else None
             out[i] = {"id": rid, "reward": None, "detail": f"bad row: {problem}"}
-    bar = tqdm(total=len(todo), desc=f"rewards {domain}", disable=not progress,
-               mininterval=0 if sys.stderr.isatty() else 15)
+    bar = progress_bar(total=len(todo), desc=f"rewards {domain}", unit="row",
+                       disable=not progress)
     if domain == "math":
         with MathVerifier() as verifier:
             for i, gold in todo:
