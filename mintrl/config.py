@@ -6,6 +6,7 @@ naming the file and the dotted key.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -210,8 +211,6 @@ class DatasetTaskSpec(Strict):
 
     @model_validator(mode="after")
     def _split_names(self) -> DatasetTaskSpec:
-        import re
-
         for name in [*self.train, *self.benchmarks]:
             if not re.match(SPLIT_NAME, name) or name in RESERVED_SPLITS:
                 raise ValueError(f"source name {name!r}: lower-case letters, digits and _ "

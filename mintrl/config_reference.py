@@ -24,7 +24,7 @@ from mintrl.io import atomic_path
 BOUNDS = {annotated_types.Ge: ">=", annotated_types.Gt: ">", annotated_types.Le: "<=",
           annotated_types.Lt: "<", annotated_types.MinLen: "len >=", annotated_types.MaxLen:
           "len <="}
-# Maps with free keys: their entries are documented under a placeholder name.
+# Maps with free keys (task names, benchmark names, run indices): the name each row uses.
 ENTRY = {"tasks": "<task>", "benchmarks": "<benchmark>", "train": "<part>", "runs": "<i>"}
 
 

@@ -44,16 +44,20 @@ def link_folder(files: dict[str, Path], out: Path) -> None:
     os.replace(tmp, out)
 
 
+def _files(root: Path) -> dict[str, Path]:
+    """Every file under ``root`` by its path relative to it."""
+    return {str(f.relative_to(root)): f for f in sorted(root.rglob("*")) if f.is_file()}
+
+
 def model_files(hub: str | None, path: str | None, revision: str | None) -> dict[str, Path]:
     if path is not None:
         root = Path(path)
         if not (root / "config.json").is_file():
             raise SystemExit(f"{root}: not a Hugging Face model folder (no config.json)")
-        return {str(f.relative_to(root)): f for f in sorted(root.rglob("*")) if f.is_file()}
+        return _files(root)
     from huggingface_hub import snapshot_download
 
-    root = Path(snapshot_download(hub, revision=revision, allow_patterns=MODEL_FILES))
-    return {str(f.relative_to(root)): f for f in sorted(root.rglob("*")) if f.is_file()}
+    return _files(Path(snapshot_download(hub, revision=revision, allow_patterns=MODEL_FILES)))
 
 
 def download(url: str, sha256: str, cache: Path) -> Path:
@@ -90,8 +94,7 @@ def data_files(args) -> dict[str, Path]:
     # ``--file`` may be a pattern: the shards of one split (``taco/train-*.parquet``)
     root = Path(snapshot_download(args.hub, repo_type="dataset", revision=args.revision,
                                   allow_patterns=[args.file]))
-    files = {str(f.relative_to(root)): f for f in sorted(root.rglob("*")) if f.is_file()
-             and fnmatch.fnmatch(str(f.relative_to(root)), args.file)}
+    files = {n: f for n, f in _files(root).items() if fnmatch.fnmatch(n, args.file)}
     if not files:
         raise SystemExit(f"{args.hub}@{args.revision}: no file matches {args.file!r}")
     return files

@@ -116,7 +116,7 @@ def _task_keys(cfg: Config, source: str) -> dict[str, dict[str, Any]]:
 def _check_task_fit(spec: RunSpec, task: str, cfg: Config, i: int, source: str) -> None:
     """Settings a dataset task cannot honour: it has no step oracle and, usually, no reference
     solution to give a self-intervener."""
-    if getattr(cfg.tasks[task], "kind", "toy") != "dataset":
+    if cfg.tasks[task].kind != "dataset":
         return
     uses_judge = spec.method in SEMI_ON_POLICY
     if uses_judge and spec.judge == "oracle":
