@@ -4,11 +4,15 @@ Run after the main command (it reads the pre-trained base and teacher):
 
     python benchmarks/round_cost.py --task arith   # -> results/benchmarks/round_cost_arith.md
 
-Same prompts, same number of rollouts, same sampling settings, one torch thread: a
-semi-on-policy round (chunks of C tokens, oracle judge, teacher corrections, the policy's KV
-cache kept across rounds) and a plain on-policy round. Reports wall time, tokens, their ratio
-and the per-token ratio (the semi round writes longer responses where corrections continue a
-rollout the policy would have ended), with the semi round's own split.
+Same prompts, same number of rollouts, same sampling settings, one torch thread, side by side
+in each repeat: a plain on-policy round, and a semi-on-policy round (chunks of C tokens, oracle
+judge, teacher corrections, the policy's KV cache kept across rounds) twice — with the
+intervener's KV cache kept across rounds (the default, ``rl.intervener_kv_cache``) and with
+each correction re-encoding prompt and prefix. Reports wall time, tokens, the ratio to the
+plain round and two per-token ratios: per token kept (the semi round writes longer responses
+where corrections continue a rollout the policy would have ended) and per token decoded (the
+policy's tokens after a cut are decoded, reviewed and dropped), with the semi round's own
+split.
 """
 
 from __future__ import annotations
@@ -53,29 +57,43 @@ def main() -> None:
         t0 = time.perf_counter()
         plain = pol.generate(ids, sampling)
         t_plain = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        trajs, split = semi_on_policy_rollouts(pol.model, tok, expanded, OracleJudge(),
-                                               ModelIntervener(teach, ttok, tok), intensity,
-                                               sampling)
-        t_semi = time.perf_counter() - t0
         n_plain = sum(map(len, plain.token_ids))
-        n_semi = sum(len(t.tokens) for t in trajs)
-        rows.append({"plain_s": t_plain, "semi_s": t_semi, "plain_tokens": n_plain,
-                     "semi_tokens": n_semi, "ratio": t_semi / t_plain,
-                     "per_token_ratio": (t_semi / n_semi) / (t_plain / n_plain),
-                     **{f"semi_{k}_s": v for k, v in split.items()}})
-    best = min(rows, key=lambda r: r["ratio"])
-    med = sorted(rows, key=lambda r: r["ratio"])[len(rows) // 2]
+        row = {"plain_s": t_plain, "plain_tokens": n_plain}
+        for name, cached in (("semi", True), ("reencode", False)):
+            t0 = time.perf_counter()
+            trajs, split = semi_on_policy_rollouts(
+                pol.model, tok, expanded, OracleJudge(), ModelIntervener(teach, ttok, tok),
+                intensity, sampling, use_intervener_cache=cached)
+            t = time.perf_counter() - t0
+            n = sum(len(tr.tokens) for tr in trajs)
+            decoded = split["tokens/policy_sampled"] + split["tokens/intervener"]
+            row |= {f"{name}_s": t, f"{name}_tokens": n, f"{name}_decoded": decoded,
+                    f"{name}_intervener_tokens": split["tokens/intervener"],
+                    f"{name}_ratio": t / t_plain,
+                    f"{name}_per_token_ratio": (t / n) / (t_plain / n_plain),
+                    f"{name}_per_decoded_ratio": (t / decoded) / (t_plain / n_plain),
+                    **{f"{name}_{k}_s": v for k, v in split.items() if "/" not in k}}
+        rows.append(row)
+    med = sorted(rows, key=lambda r: r["semi_ratio"])[len(rows) // 2]
     report = {"task": args.task, "rollouts": len(expanded), "intensity": intensity.__dict__,
-              "repeats": rows, "median": med, "best": best}
+              "repeats": rows, "median": med}
     write_json(RESULTS / "benchmarks" / f"round_cost_{args.task}.json", report)
+
+    def line(name: str, label: str) -> str:
+        return (f"- {label}: {med[name + '_s']:.2f} s ({med[name + '_tokens']} tokens: generate "
+                f"{med[name + '_generate_s']:.2f}, judge {med[name + '_judge_s']:.2f}, "
+                f"intervene {med[name + '_intervene_s']:.2f}); {med[name + '_ratio']:.2f}x the "
+                f"plain round, {med[name + '_per_token_ratio']:.2f}x per token kept, "
+                f"{med[name + '_per_decoded_ratio']:.2f}x per token decoded "
+                f"({med[name + '_decoded']}, cut ones included; "
+                f"{med[name + '_intervener_tokens']} by the intervener)\n")
+
     text = (f"{args.task}: {len(expanded)} rollouts, C/R/L = {intensity.chunk_tokens}/"
-            f"{intensity.max_reviews}/{intensity.correction_tokens}; median of {args.repeats}: "
-            f"plain {med['plain_s']:.2f} s ({med['plain_tokens']} tokens), semi "
-            f"{med['semi_s']:.2f} s ({med['semi_tokens']} tokens: generate "
-            f"{med['semi_generate_s']:.2f}, judge {med['semi_judge_s']:.2f}, intervene "
-            f"{med['semi_intervene_s']:.2f}); ratio {med['ratio']:.2f}x, per token "
-            f"{med['per_token_ratio']:.2f}x\n")
+            f"{intensity.max_reviews}/{intensity.correction_tokens}, one thread; the repeat "
+            f"with the median ratio of {args.repeats}, each measured side by side:\n"
+            f"- plain on-policy round: {med['plain_s']:.2f} s ({med['plain_tokens']} tokens)\n"
+            + line("semi", "MInTRL round, intervener KV cache kept")
+            + line("reencode", "MInTRL round, intervener re-encoding each prefix"))
     (RESULTS / "benchmarks" / f"round_cost_{args.task}.md").write_text(text)
     print(text)
 

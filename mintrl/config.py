@@ -334,6 +334,11 @@ class RunSpec(Strict):
     max_reviews: int = Field(
         12, ge=0, description="MInTRL R: judge reviews per rollout (reviews, not corrections).")
     correction_tokens: int = Field(16, ge=1, description="MInTRL L: tokens per correction.")
+    intervener_kv_cache: bool = Field(
+        True, description="MInTRL: the intervener keeps one KV cache per rollout across rounds "
+        "(feeds only tokens it has not seen; needs a vocabulary shared with the policy). "
+        "false: each correction re-encodes the row's prompt and retained prefix (no second "
+        "cache for the whole batch: the memory-light choice for a large intervener).")
     judge: Literal["oracle", "likelihood", "chat"] = Field(
         "oracle", description="MInTRL judge: the task's step oracle; the teacher's per-step "
         "likelihood (flags a step with a token below judge_threshold); or the teacher as a "

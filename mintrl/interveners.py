@@ -4,6 +4,11 @@
 itself given the reference solution (self-intervention; the stored training prompt stays the
 plain one). When its tokenizer differs from the policy's, the correction crosses as text and is
 re-tokenized by the policy's tokenizer (its log-probs are then unknown: NaN).
+
+With a shared vocabulary, ``ModelIntervener.session`` gives a rollout batch one decoder on the
+intervener's model that follows the rollouts: each correction feeds only the tokens the
+intervener has not seen yet (KV cache kept across rounds) instead of re-encoding prompt and
+prefix of every cut row, which was most of a MInTRL round's cost (``benchmarks/round_cost.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from mintrl.engine.base import Sampling
-from mintrl.prompting import prompt_text
+from mintrl.prompting import encode_prompts, prompt_text
 from mintrl.tasks import Problem, get_task
 
 
@@ -22,6 +28,25 @@ from mintrl.tasks import Problem, get_task
 class Correction:
     token_ids: list[int]  # in the policy's vocabulary
     logprobs: list[float]  # the intervener's own raw log-probs (NaN when re-tokenized)
+
+
+class CorrectionSession:
+    """Corrections for one batch of rollouts from a decoder that keeps the intervener's KV
+    cache across rounds. Rows are the batch's rollout indices, as in ``ChunkedDecoder``."""
+
+    def __init__(self, decoder):
+        self.dec = decoder
+
+    def correct(self, rows: list[int], responses: list[list[int]],
+                max_tokens: list[int]) -> list[Correction]:
+        """``responses``: each row's retained response token ids (the policy's vocabulary,
+        shared with the intervener's). One batched sync, then one batched decode."""
+        self.dec.sync(dict(zip(rows, responses, strict=True)))
+        out = self.dec.generate(dict(zip(rows, max_tokens, strict=True)))
+        return [Correction(*out[r]) for r in rows]
+
+    def drop(self, rows: list[int]) -> None:
+        self.dec.drop(rows)
 
 
 class ModelIntervener:
@@ -37,9 +62,22 @@ class ModelIntervener:
                             if self.privileged else None) + pre
                 for p, pre in zip(problems, prefixes, strict=True)]
 
+    def session(self, problems: list[Problem], sampling: Sampling) -> CorrectionSession | None:
+        """A cached decoder for a batch of rollouts of ``problems`` (None without a shared
+        vocabulary: the correction must cross as text). ``sampling.seed`` seeds it once."""
+        if not self.same_vocab or not hasattr(self.engine, "chunked"):
+            return None
+        contents = ([get_task(p.task).privileged_prompt(p) for p in problems]
+                    if self.privileged else None)
+        ids = encode_prompts(self.tok, problems, contents)
+        gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
+        return CorrectionSession(self.engine.chunked(ids, self.tok.eos_token_id,
+                                                     self.tok.pad_token_id, sampling, gen))
+
     def correct(self, problems: list[Problem], prefixes: list[str], max_tokens: list[int],
                 sampling: Sampling) -> list[Correction]:
-        """One batched call; ``prefixes`` are the retained response texts."""
+        """One batched call, re-encoding each prompt and prefix; ``prefixes`` are the
+        retained response texts."""
         ids = self.tok(self.prompt_texts(problems, prefixes), add_special_tokens=False)[
             "input_ids"]
         longest = max(max_tokens)
@@ -68,14 +106,35 @@ class NoisyIntervener:
         self.inner, self.vocab, self.rate = inner, vocab_size, rate
         self.rng = np.random.default_rng(seed)
 
-    def correct(self, problems, prefixes, max_tokens, sampling):
+    def _noised(self, fixes: list[Correction]) -> list[Correction]:
         out = []
-        for fix in self.inner.correct(problems, prefixes, max_tokens, sampling):
+        for fix in fixes:
             if fix.token_ids and self.rng.random() < self.rate:
                 ids = self.rng.integers(0, self.vocab, size=len(fix.token_ids)).tolist()
                 fix = Correction(ids, [math.nan] * len(ids))
             out.append(fix)
         return out
+
+    def correct(self, problems, prefixes, max_tokens, sampling):
+        return self._noised(self.inner.correct(problems, prefixes, max_tokens, sampling))
+
+    def session(self, problems, sampling):
+        inner = getattr(self.inner, "session", lambda *_: None)(problems, sampling)
+        return None if inner is None else _NoisySession(self, inner)
+
+
+class _NoisySession:
+    """The inner intervener's session, each correction passed through the noise. The inner
+    decoder keeps the original correction; its ``sync`` cuts it when the rollout differs."""
+
+    def __init__(self, noisy: NoisyIntervener, inner: CorrectionSession):
+        self.noisy, self.inner = noisy, inner
+
+    def correct(self, rows, responses, max_tokens):
+        return self.noisy._noised(self.inner.correct(rows, responses, max_tokens))
+
+    def drop(self, rows):
+        self.inner.drop(rows)
 
 
 class ReferenceIntervener:

@@ -140,6 +140,7 @@ def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     trajs, semi_times = semi_on_policy_rollouts(
         ctx.sampler, tokenizer, expanded, ctx.judge, ctx.intervener, intensity,
         replace(sampling, seed=sampling.seed + 1),
+        use_intervener_cache=spec.intervener_kv_cache,
         # a model judge is scored against the step oracle where the task has one (the toy)
         check_with_oracle=not isinstance(ctx.judge, OracleJudge)
         and all(get_task(p.task).has_oracle for p in problems))

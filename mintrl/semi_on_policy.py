@@ -10,7 +10,7 @@ token records its provenance (POLICY or INTERVENTION) and its generator's log-pr
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -69,25 +69,37 @@ def _reviewed_from(text: str) -> int:
 
 def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, intervener,
                             intensity: Intensity, sampling: Sampling, check_with_oracle=False,
+                            use_intervener_cache: bool = True,
                             ) -> tuple[list[Trajectory], dict[str, float]]:
     """One semi-on-policy rollout per entry of ``problems`` (repeat a problem for several),
     sampled from ``policy`` (an engine, or a Hugging Face model).
 
+    ``use_intervener_cache`` False: the intervener re-encodes each cut row's prompt and prefix
+    (no second KV cache for the whole batch: the memory-light choice for large interveners).
     Returns the trajectories and stats: timings (``generate``, ``judge``, ``intervene``
-    seconds) and, with ``check_with_oracle`` (a model judge on a task with an oracle), the
-    review counts of ``judges.agreement`` under ``agreement/…``.
+    seconds), tokens decoded (``tokens/policy_sampled``, cut ones included, and
+    ``tokens/intervener``) and, with ``check_with_oracle`` (a model judge on a task with an
+    oracle), the review counts of ``judges.agreement`` under ``agreement/…``.
     """
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     prompt_ids = encode_prompts(tokenizer, problems)
     gen = torch.Generator(device="cpu").manual_seed(sampling.seed)
     times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
     counts: dict[str, int] = {}
+    sampled = {"tokens/policy_sampled": 0, "tokens/intervener": 0}
     t0 = time.perf_counter()
     # an engine's own chunked decoder (KV cache kept across rounds; vLLM: prefix caching), or
     # for a bare Hugging Face model, the transformers one
     dec = (policy.chunked(prompt_ids, eos, pad, sampling, gen) if hasattr(policy, "chunked")
            else ChunkedDecoder(policy, prompt_ids, eos, pad, sampling, gen))
     times["generate"] += time.perf_counter() - t0
+    fix_sampling = Sampling(max_new_tokens=intensity.correction_tokens,
+                            temperature=sampling.temperature, top_p=sampling.top_p,
+                            top_k=sampling.top_k, seed=sampling.seed + 7919)
+    t0 = time.perf_counter()
+    session = (intervener.session(problems, fix_sampling) if use_intervener_cache
+               and hasattr(intervener, "session") else None)
+    times["intervene"] += time.perf_counter() - t0
     trajs = [Trajectory(p) for p in problems]
     limit = sampling.max_new_tokens
     round_ = 0
@@ -103,6 +115,7 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
         chunk = dec.generate({r: min(intensity.chunk_tokens, limit - len(trajs[r].tokens))
                               for r in dec.active})
         for r, (toks, lps) in chunk.items():
+            sampled["tokens/policy_sampled"] += len(toks)
             tr = trajs[r]
             tr.tokens += toks
             tr.logprobs += lps
@@ -147,16 +160,18 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
                 del tr.tokens[keep:], tr.logprobs[keep:], tr.provenance[keep:]
                 tr.finish_reason = None  # a cut can remove the EOS or the length limit
             rows = list(cuts)
-            fixes = intervener.correct(
-                [trajs[r].problem for r in rows],
-                [tokenizer.decode(trajs[r].tokens, skip_special_tokens=True) for r in rows],
-                [min(intensity.correction_tokens, limit - len(trajs[r].tokens)) for r in rows],
-                Sampling(max_new_tokens=intensity.correction_tokens,
-                         temperature=sampling.temperature, top_p=sampling.top_p,
-                         top_k=sampling.top_k, seed=sampling.seed + 7919 * round_))
+            caps = [min(intensity.correction_tokens, limit - len(trajs[r].tokens)) for r in rows]
+            if session is not None:
+                fixes = session.correct(rows, [trajs[r].tokens for r in rows], caps)
+            else:
+                fixes = intervener.correct(
+                    [trajs[r].problem for r in rows],
+                    [tokenizer.decode(trajs[r].tokens, skip_special_tokens=True) for r in rows],
+                    caps, replace(fix_sampling, seed=sampling.seed + 7919 * round_))
             times["intervene"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             for r, fix in zip(rows, fixes, strict=True):
+                sampled["tokens/intervener"] += len(fix.token_ids)
                 tr = trajs[r]
                 tr.tokens += fix.token_ids
                 tr.logprobs += fix.logprobs
@@ -169,6 +184,9 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
             dec.append({r: fix.token_ids for r, fix in zip(rows, fixes, strict=True)
                         if trajs[r].finish_reason is None})
             times["generate"] += time.perf_counter() - t0
-        dec.drop([r for r in dec.active if trajs[r].finish_reason is not None])
+        done = [r for r in dec.active if trajs[r].finish_reason is not None]
+        dec.drop(done)
+        if session is not None:
+            session.drop(done)
     bar.close()
-    return trajs, times | {f"agreement/{k}": float(v) for k, v in counts.items()}
+    return trajs, times | sampled | {f"agreement/{k}": float(v) for k, v in counts.items()}

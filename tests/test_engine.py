@@ -75,3 +75,31 @@ def test_top_k_and_top_p_filters():
     assert torch.isfinite(p).tolist() == [[True, True, False, False]]
     t = filter_logits(logits, Sampling(max_new_tokens=1, temperature=2.0))
     torch.testing.assert_close(t, logits / 2)
+
+
+def test_the_growing_kv_cache_gives_transformers_own_numbers(tiny_model, tokenizer):
+    """Prefill, decode past the buffer's room (it must move), drop a row, crop: the logits
+    equal those computed with transformers' DynamicCache."""
+    from transformers import DynamicCache
+
+    from mintrl.engine.kv_cache import growing_cache
+
+    torch.manual_seed(0)
+    ids = torch.randint(3, len(tokenizer), (3, 7))
+    outs = []
+    for cache in (DynamicCache(config=tiny_model.config),
+                  growing_cache(tiny_model.config, room=2)):
+        with torch.inference_mode():
+            got = [tiny_model(input_ids=ids, past_key_values=cache).logits]
+            for step in range(5):  # 5 > room: the buffer doubles
+                got.append(tiny_model(input_ids=ids[:, step : step + 1],
+                                      position_ids=torch.full((len(ids), 1), 7 + step),
+                                      past_key_values=cache).logits)
+            cache.batch_select_indices(torch.tensor([0, 2]))
+            cache.crop(-2)
+            got.append(tiny_model(input_ids=ids[[0, 2], :1], position_ids=torch.full((2, 1), 10),
+                                  past_key_values=cache).logits)
+        assert cache.get_seq_length() == 11
+        outs.append(got)
+    for a, b in zip(*outs, strict=True):
+        assert torch.equal(a, b)

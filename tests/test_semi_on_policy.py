@@ -36,6 +36,74 @@ def test_cut_append_and_resume_match_a_fresh_forward(tiny_model, tokenizer):
     assert first[1][1] + second[1][1] == pytest.approx(want[1], abs=1e-4)
 
 
+def test_a_cut_without_a_splice_and_a_sync_resume_from_what_was_kept(tiny_model, tokenizer):
+    """After a cut the next token follows the last kept token (not the dropped one); ``sync``
+    to a different response, and a cut back to the bare prompt, resume exactly as teacher
+    forcing says; rows not asked to decode are left as they were."""
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"]
+               for t in ("123 +4\n", "9 *3 -1 +2\n", "7 -7\n")]
+    dec = ChunkedDecoder(tiny_model, prompts, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                         Sampling(max_new_tokens=40), torch.Generator().manual_seed(1))
+    first = dec.generate({0: 6, 1: 6, 2: 6})
+    dec.cut(0, 3)  # no splice: row 0 resumes after its 3rd token
+    other = tokenizer("5 +5", add_special_tokens=False)["input_ids"]
+    dec.sync({1: first[1][0][:2] + other})  # row 1: keep 2 tokens, then someone else's
+    dec.cut(2, 6)  # row 2: back to its bare prompt
+    second = dec.generate({0: 5, 1: 5, 2: 5})
+    resp = [first[0][0][:3] + second[0][0], first[1][0][:2] + other + second[1][0],
+            second[2][0]]
+    want = response_logprobs(tiny_model, prompts, resp, tokenizer.pad_token_id)
+    assert first[0][1][:3] + second[0][1] == pytest.approx(want[0], abs=1e-4)
+    assert second[1][1] == pytest.approx(want[1][-len(second[1][1]):], abs=1e-4)
+    assert second[2][1] == pytest.approx(want[2], abs=1e-4)
+    assert dec.generate({0: 0}) == {0: ([], [])}
+    third = dec.generate({2: 3})  # only row 2 decodes; the others keep their state
+    assert set(third) == {2}
+    fourth = dec.generate({0: 2})
+    want0 = response_logprobs(tiny_model, prompts[:1], [resp[0] + fourth[0][0]],
+                              tokenizer.pad_token_id)[0]
+    assert fourth[0][1] == pytest.approx(want0[-len(fourth[0][1]):], abs=1e-4)
+
+
+def test_the_cached_intervener_writes_what_re_encoding_writes(tiny_model, tokenizer):
+    """The intervener's session (its KV cache kept across rounds): its corrections' log-probs
+    are the intervener's own on prompt + retained prefix, and with a confident intervener
+    (argmax far ahead: no sampling noise) it writes the same rollouts as re-encoding."""
+    from mintrl.config import ModelArch
+    from mintrl.models import build_model
+
+    arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
+                     num_kv_heads=1, max_positions=256)
+    teacher = build_model(arch, tokenizer, seed=1).eval()
+    problems = _problems(5)
+    sampling = Sampling(max_new_tokens=60, seed=3)
+    me = ModelIntervener(_engine(teacher, tokenizer), tokenizer, tokenizer)
+    trajs, _ = semi_on_policy_rollouts(tiny_model, tokenizer, problems, OracleJudge(), me,
+                                       Intensity(6, 4, 5), sampling)
+    assert sum(len(t.corrections) for t in trajs) >= 6
+    ids = tokenizer([p.prompt for p in problems], add_special_tokens=False)["input_ids"]
+    own = response_logprobs(teacher, ids, [t.tokens for t in trajs], tokenizer.pad_token_id)
+    for t, lps in zip(trajs, own, strict=True):
+        for prov, got, want in zip(t.provenance, t.logprobs, lps, strict=True):
+            if prov == INTERVENTION:
+                assert got == pytest.approx(want, abs=1e-4)
+
+    confident = build_model(arch, tokenizer, seed=1).eval()
+    head = torch.nn.Linear(arch.hidden_size, len(tokenizer), bias=False)
+    head.weight = torch.nn.Parameter(confident.lm_head.weight.detach().clone() * 60)
+    confident.lm_head = head  # untied and sharpened: its top token has all the mass
+    runs = {}
+    for cached in (True, False):
+        me = ModelIntervener(_engine(confident, tokenizer), tokenizer, tokenizer)
+        runs[cached], _ = semi_on_policy_rollouts(
+            tiny_model, tokenizer, problems, OracleJudge(), me, Intensity(6, 4, 5), sampling,
+            use_intervener_cache=cached)
+    assert sum(len(t.corrections) for t in runs[True]) >= 6
+    for a, b in zip(runs[True], runs[False], strict=True):
+        assert a.tokens == b.tokens and a.provenance == b.provenance
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
 def _problems(n=6, difficulty=3):
     task = get_task("arith")
     rng = np.random.default_rng(0)
@@ -56,7 +124,11 @@ def test_an_ideal_intervener_makes_every_intervened_rollout_correct(tiny_model, 
         if t.corrections:  # the random policy errs at once; the reference corrects to the end
             assert r == 1.0 and t.finish_reason == "stop"
     assert any(t.corrections for t in trajs)
-    assert set(times) == {"generate", "judge", "intervene"}
+    assert set(times) == {"generate", "judge", "intervene", "tokens/policy_sampled",
+                          "tokens/intervener"}
+    kept = [sum(p == prov for t in trajs for p in t.provenance) for prov in (POLICY, INTERVENTION)]
+    assert times["tokens/policy_sampled"] > kept[0]  # cut tokens were decoded too
+    assert times["tokens/intervener"] >= kept[1]  # a later review may cut into one
 
 
 def test_cuts_fall_at_step_starts_and_corrections_respect_l(tiny_model, tokenizer):

@@ -125,6 +125,37 @@ def test_semi_on_policy_rollouts_run_on_vllm_with_prefix_caching(lab, tokenizer)
         assert np.allclose(np.asarray(t.logprobs)[own], lp.numpy()[own], atol=1e-4)
 
 
+def test_self_intervention_on_vllm_keeps_its_prefix_in_step_with_the_rollout(lab, tokenizer):
+    """The policy as its own intervener on vLLM (``ModelIntervener.session`` over a second
+    PrefixDecoder, synced to each cut rollout): its corrections' log-probs are the model's on
+    the privileged prompt + the retained response."""
+    from mintrl.interveners import ModelIntervener
+    from mintrl.judges import OracleJudge
+    from mintrl.prompting import encode_prompts
+    from mintrl.schemas import INTERVENTION
+    from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
+    from mintrl.tasks import get_task
+
+    model, engine, _ = lab
+    task = get_task("arith")
+    rng = np.random.default_rng(1)
+    problems = [task.sample(rng, 3) for _ in range(4)]
+    me = ModelIntervener(engine, tokenizer, tokenizer, privileged=True)
+    trajs, _ = semi_on_policy_rollouts(engine, tokenizer, problems, OracleJudge(), me,
+                                       Intensity(8, 3, 8), Sampling(max_new_tokens=40, seed=2))
+    assert sum(len(t.corrections) for t in trajs) > 0
+    seen = encode_prompts(tokenizer, problems, [task.privileged_prompt(p) for p in problems])
+    got = [[lp for lp, p in zip(t.logprobs, t.provenance, strict=True) if p == INTERVENTION]
+           for t in trajs]
+    from mintrl.engine.base import Generation
+
+    want = _rescored(model, seen, Generation([t.tokens for t in trajs], [], []),
+                     tokenizer.pad_token_id)
+    for t, g, w in zip(trajs, got, want, strict=True):
+        mine = [x for x, p in zip(w, t.provenance, strict=True) if p == INTERVENTION]
+        assert np.allclose(g, mine, atol=1e-4)
+
+
 def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint(
         lab, tmp_path):
     """`rl.engine: vllm` through the segment stage: iterations 1-2 in one job (the engine gets

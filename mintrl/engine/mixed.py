@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
+from mintrl.engine.kv_cache import growing_cache
 from mintrl.engine.transformers_engine import (
     cache_kwarg,
     drop_finished,
@@ -94,7 +94,7 @@ class MixedPolicySampler:
         ids, mask = ids.to(dev), mask.to(dev)
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         models = (self.student, self.teacher)
-        caches = [DynamicCache(config=m.config) for m in models]
+        caches = [growing_cache(m.config, room=sampling.max_new_tokens) for m in models]
         logits = [m(input_ids=ids, attention_mask=mask, position_ids=pos,
                     **{cache_kwarg(m): c}).logits[:, -1, :].float()
                   for m, c in zip(models, caches, strict=True)]

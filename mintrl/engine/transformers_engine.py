@@ -10,9 +10,9 @@ from __future__ import annotations
 import inspect
 
 import torch
-from transformers import DynamicCache
 
 from mintrl.engine.base import Generation, Sampling
+from mintrl.engine.kv_cache import growing_cache
 from mintrl.progress import progress as progress_bar
 
 
@@ -107,7 +107,7 @@ class TransformersEngine:
         ids, mask = left_padded(prompts, self.pad)
         ids, mask = ids.to(dev), mask.to(dev)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache(config=self.model.config)
+        cache = growing_cache(self.model.config, room=sampling.max_new_tokens)
         logits = self.model(
             input_ids=ids, attention_mask=mask, position_ids=positions, **{self._cache_kw: cache}
         ).logits[:, -1, :]

@@ -132,6 +132,12 @@ class PrefixDecoder:
         for r, toks in tokens.items():
             self.response[r] += list(toks)
 
+    def sync(self, responses: dict[int, list[int]]) -> None:
+        """Each listed row's response becomes ``responses[row]`` (the next round resubmits
+        it; prefix caching finds the part already computed)."""
+        for r, toks in responses.items():
+            self.response[r] = list(toks)
+
     def drop(self, rows: list[int]) -> None:
         gone = set(rows)
         self.rows = [r for r in self.rows if r not in gone]
