@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
-def _tmp_name(path: Path) -> Path:
+def tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
 
@@ -33,21 +33,30 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path)
+    tmp = tmp_name(path)
     try:
         yield tmp
-        if tmp.is_dir() and path.exists():
-            old = _tmp_name(path)
-            os.replace(path, old)  # two renames: a folder cannot replace a non-empty one
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
+        commit(tmp, path)
     finally:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif tmp.exists():
-            tmp.unlink()
+        discard(tmp)
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """Move a finished temporary file or folder into place."""
+    if tmp.is_dir() and path.exists():
+        old = tmp_name(path)
+        os.replace(path, old)  # two renames: a folder cannot replace a non-empty one
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, path)
+
+
+def discard(tmp: Path) -> None:
+    if tmp.is_dir():
+        shutil.rmtree(tmp, ignore_errors=True)
+    elif tmp.exists():
+        tmp.unlink()
 
 
 def write_json(path: str | Path, data: Any) -> None:

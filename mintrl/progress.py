@@ -36,6 +36,7 @@ def progress(iterable=None, *, desc: str, total: int | None = None, unit: str = 
     terminal; in a log a new line every ``LOG_INTERVAL_S`` (30 s), and none at all for a loop
     done within 10 s or the interval (a quick call inside an iteration leaves the log alone)."""
     tty = sys.stderr.isatty()
+    disable = disable or int(os.environ.get("RANK", "0")) > 0  # one bar per segment, not per rank
     quiet_s = min(10.0, LOG_INTERVAL_S)
     return tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable,
                 file=sys.stderr if tty else _Lines(sys.stderr),

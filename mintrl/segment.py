@@ -4,8 +4,10 @@
         --start 1 --end 10 --init results/models/arith/base \
         --prompts results/data/arith/train_filtered.parquet --root results/runs/arith/grpo-s0
 
-Every iteration i writes ``<root>/iter_<i>/rollouts.parquet`` and ``metrics.json``. The model
-and optimizer state of iterations inside the segment are working state
+Every iteration i writes ``<root>/iter_<i>/rollouts.parquet`` and ``metrics.json``. Under
+``torchrun --nproc_per_node N`` the segment is data-parallel (``mintrl.distributed``): each
+rank samples a share of the prompts and trains on a share of every minibatch; rank 0 writes.
+The model and optimizer state of iterations inside the segment are working state
 (``<root>/iter_<i>/state/``): each is removed once the next iteration is complete. The
 segment's outputs are ``<root>/iter_<end>/{model,optim,segment.json}``. A killed segment
 resumes from its last complete iteration; state left by different inputs is ignored.
@@ -21,6 +23,7 @@ import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
+import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -28,6 +31,7 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from mintrl.chat_policies import ChatIntervener  # noqa: E402
+from mintrl.distributed import barrier, gather_objects, is_main, rank, shard, world  # noqa: E402
 from mintrl.engine import load_engine  # noqa: E402
 from mintrl.engine.mixed import shared_vocab_check  # noqa: E402
 from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
@@ -106,9 +110,11 @@ def run_segment(args, cfg, run: Run) -> dict:
     if optim:
         load_optimizer_state(engine, optim)
     t_ready = time.perf_counter()
-    print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
-          + (f"{src} (resumed after {done})" if src else str(args.init))
-          + f", device {args.device}, engine {spec.engine}", flush=True)
+    if is_main():
+        print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
+              + (f"{src} (resumed after {done})" if src else str(args.init))
+              + f", device {args.device}, engine {spec.engine}"
+              + (f", {world()} data-parallel ranks" if world() > 1 else ""), flush=True)
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
                              args.device)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
@@ -132,16 +138,19 @@ def run_segment(args, cfg, run: Run) -> dict:
         save_policy(engine, tokenizer, model_dir)
         save_optimizer_state(engine, optim_dir, it)
         metrics["time/checkpoint"] = time.perf_counter() - t0
-        write_json(out / "metrics.json", metrics)
-        if it < args.end:
-            # The marker is written last: a resume only trusts an iteration whose rollouts,
-            # metrics, model and optimizer state are all on disk.
-            write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
-            prune_state(root, args.start, it - 1)
+        barrier()  # every rank's checkpoint shard is on disk
+        if is_main():
+            write_json(out / "metrics.json", metrics)
+            if it < args.end:
+                # The marker is written last: a resume only trusts an iteration whose
+                # rollouts, metrics, model and optimizer state are all on disk.
+                write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
+                prune_state(root, args.start, it - 1)
+            print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
+                  f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
+                  f"({metrics['time/iteration']:.1f} s)", flush=True)
         bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}", refresh=False)
-        print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
-              f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
-              f"({metrics['time/iteration']:.1f} s)", flush=True)
+        barrier()
     return {
         "imports": T_IMPORTED - T_START,
         "model_load": t_ds - t_load,
@@ -228,6 +237,21 @@ def peak_memory() -> dict[str, float]:
     return out
 
 
+def merged_rollouts(parts: list[tuple]) -> tuple:
+    """Every rank's (rollouts, timings) as one: rows in rank order; a timing is the slowest
+    rank's (the iteration waits for it), a count (``agreement/…``, ``tokens/…``) the sum, any
+    other statistic the ranks' mean."""
+    import pandas as pd
+
+    df = pd.concat([d for d, _ in parts], ignore_index=True)
+    times = {}
+    for k in parts[0][1]:
+        vals = [t[k] for _, t in parts]
+        times[k] = (max(vals) if "/" not in k else sum(vals)
+                    if k.startswith(("agreement/", "tokens/")) else float(np.mean(vals)))
+    return df, times
+
+
 def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_model, judge,
             intervener, teacher) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
@@ -235,11 +259,18 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
     spec = run.spec_for(args.task)
     batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
     engine.module.eval()
-    df, times = iteration_rollouts(sampler, tokenizer, batch, spec, run.name, it,
-                                   sampling_for(spec, max_new, iteration_seed(run.seed, it)),
-                                   judge, intervener, teacher)
-    write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
-    write_inspector(df, tokenizer, iter_dir(args.root, it) / "inspector.html")
+    # data-parallel: each rank its share of the prompts (whole groups), its own seed
+    seed = iteration_seed(run.seed, it) if world() == 1 else iteration_seed(run.seed, it,
+                                                                            100 + rank())
+    df, times = iteration_rollouts(sampler, tokenizer, shard(batch), spec, run.name, it,
+                                   sampling_for(spec, max_new, seed), judge, intervener,
+                                   teacher)
+    if world() > 1:
+        df, times = merged_rollouts(gather_objects((df, times)))
+    if is_main():
+        write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
+        write_inspector(df, tokenizer, iter_dir(args.root, it) / "inspector.html")
+    barrier()  # the Const anchor's c is read back from iteration 1's rollout file
     objective = spec.objective_at(it)
     c = const_c(spec, args.root) if objective == "regression" else None
     # the teacher scores the sampled tokens: OPD's advantages, and the teacher-vs-policy KL
@@ -249,7 +280,8 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
                             iteration_seed(run.seed, it, 2), args.device, ref_model, c,
                             teacher_model=scorer, iteration=it)
     extra = {"intervention/const_c": c} if c is not None else {}
-    extra |= peak_memory()
+    mem = gather_objects(peak_memory())  # the largest rank's
+    extra |= {k: max(m[k] for m in mem) for k in mem[0]}
     return {"iteration": it, **rollout_stats(df), **stats, **extra,
             **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
             "time/iteration": time.perf_counter() - t0}
@@ -275,7 +307,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-metrics", type=Path, help="default: <root>/iter_<end>/segment.json")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--threads", type=int)
-    args = ap.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # torchrun would take `--run` for its own `--run-path`: launchers pass "--" before our
+    # arguments, which some Python versions keep
+    args = ap.parse_args(argv[1:] if argv[:1] == ["--"] else argv)
     cfg, run = load_run(args.config, args.run)
     if not 1 <= args.start <= args.end <= run.spec.iterations:
         raise SystemExit(f"--start {args.start} --end {args.end}: need 1 <= start <= end <= "
@@ -291,6 +326,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads or cfg.threads)
     args.device = args.device or cfg.device
     startup = run_segment(args, cfg, run)
+    if not is_main():
+        return
     iterations = [json.loads((iter_dir(args.root, i) / "metrics.json").read_text())
                   for i in range(args.start, args.end + 1)]
     startup["wall"] = time.perf_counter() - T_START

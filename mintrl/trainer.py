@@ -19,20 +19,38 @@ import torch
 from mintrl.advantages import control_values, grpo_advantages, mentor_advantages
 from mintrl.anchors import get_anchor
 from mintrl.config import RunSpec
-from mintrl.io import atomic_path
+from mintrl.distributed import (
+    loss_scale,
+    rank,
+    shared_atomic_path,
+    sum_floats,
+    sum_tensor,
+    world,
+)
 from mintrl.logprobs import pack_right_padded, token_logprobs
 from mintrl.objectives import get_objective
 
 DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
 
 
+def dist_ready() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
+
+
 def init_distributed(device: str) -> None:
-    """Join the launcher's process group (deepspeed, torchrun: WORLD_SIZE > 1), or make a
+    """Join the launcher's process group (torchrun, even with one process: its agent's store
+    must be used as it is; deepspeed's launcher: WORLD_SIZE > 1), or without a launcher make a
     one-process group on a free port: parallel Snakemake jobs on one machine must not share
-    a port, whatever MASTER_PORT the shell happens to export."""
+    a port, whatever MASTER_PORT the shell happens to export (or a parent process set)."""
     import deepspeed
 
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+    if dist_ready():
+        return
+    launched = ("TORCHELASTIC_RUN_ID" in os.environ
+                or int(os.environ.get("WORLD_SIZE", "1")) > 1)
+    if not launched:
         import socket
 
         with socket.socket() as s:
@@ -40,6 +58,8 @@ def init_distributed(device: str) -> None:
             port = s.getsockname()[1]
         os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
                           MASTER_PORT=str(port))
+    elif device.startswith("cuda"):  # one GPU per rank: the launcher's LOCAL_RANK
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     deepspeed.init_distributed(dist_backend="nccl" if device.startswith("cuda") else "gloo")
 
 
@@ -94,7 +114,7 @@ def save_policy(engine, tokenizer, out: Path) -> None:
 
 def save_optimizer_state(engine, out: Path, iteration: int) -> None:
     """DeepSpeed checkpoint (module + optimizer state) of the engine, written atomically."""
-    with atomic_path(out) as tmp:
+    with shared_atomic_path(out) as tmp:
         engine.save_checkpoint(str(tmp), tag=DS_TAG, client_state={"iteration": iteration})
 
 
@@ -119,6 +139,20 @@ class MicroBatch:
     intervention: torch.Tensor  # 1 at response tokens an intervener wrote
     generator_logprobs: torch.Tensor  # log-prob recorded by each token's generator
     guided: torch.Tensor  # (b,) 1 for rows MENTOR drew from the student/teacher mixture
+
+
+def rank_share(mini: list[np.ndarray], micro_batch_size: int) -> list[np.ndarray]:
+    """This rank's rows of one minibatch (``plan_minibatches``' micro-batches), split again
+    into micro-batches of at most ``micro_batch_size`` rows. One process: unchanged."""
+    if world() == 1:
+        return mini
+    mine = np.array_split(np.concatenate(mini), world())[rank()]
+    if len(mine) == 0:
+        raise ValueError(f"rl.minibatch_size: a minibatch of {sum(map(len, mini))} rollouts "
+                         f"cannot give each of {world()} ranks one; use fewer processes or a "
+                         "larger minibatch")
+    n_micro = -(-len(mine) // micro_batch_size)
+    return [np.sort(m) for m in np.array_split(mine, n_micro)]
 
 
 def plan_minibatches(n: int, spec, seed: int) -> list[list[np.ndarray]]:
@@ -277,7 +311,10 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
     """
     t0 = time.perf_counter()
     targets = iteration_targets(df, spec, objective, iteration)
+    # every rank holds the whole table and draws the same plan; each trains on its share
     plans = plan_minibatches(len(df), spec, seed)
+    rows_per_mini = [sum(len(m) for m in mini) for mini in plans]
+    plans = [rank_share(mini, spec.micro_batch_size) for mini in plans]
     micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
     ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
                          teacher_model)
@@ -286,9 +323,9 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
     engine.module.train()
     stats = {"loss": [], "grad_norm": [], "clip": 0.0, "kl": 0.0, "tokens": 0.0}
     k = 0
-    for mini in plans:
-        mb_tokens = sum(loss_tokens(micro[k + j], objective) for j in range(len(mini)))
-        mb_rows = sum(len(m) for m in mini)
+    for mini, mb_rows in zip(plans, rows_per_mini, strict=True):
+        mb_tokens = sum_floats([sum(loss_tokens(micro[k + j], objective)
+                                    for j in range(len(mini)))], device)[0]
         mb_loss = 0.0
         for j in range(len(mini)):
             mb = micro[k + j]
@@ -296,7 +333,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
             lp, _ = forward_logprobs(engine, mb, device)
             loss, st = micro_loss(objective, lp, mb, k + j, ref, targets, spec, device,
                                   mb_tokens, mb_rows)
-            engine.backward(loss)
+            engine.backward(loss * loss_scale() if world() > 1 else loss)
             mb_loss += loss.item()
             stats["clip"] += st.get("clip_frac", 0.0)
             stats["kl"] += st.get("kl", 0.0)
@@ -309,6 +346,12 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
         stats["grad_norm"].append(grad_norm)
         stats["tokens"] += mb_tokens
     t2 = time.perf_counter()
+    if world() > 1:  # each rank saw its share: the logged numbers are the whole batch's
+        stats["loss"] = sum_floats(stats["loss"], device)
+        stats["clip"], stats["kl"] = sum_floats([stats["clip"], stats["kl"]], device)
+        keys = ["entropy", "tokens", "int_logprob_sum", "int_tokens", "teacher_kl_sum",
+                "teacher_kl_tokens"]
+        ref |= dict(zip(keys, sum_floats([ref[k] for k in keys], device), strict=True))
     out = {
         "losses/loss": float(np.mean(stats["loss"])),
         "losses/grad_norm": float(np.mean(stats["grad_norm"])),
@@ -333,11 +376,13 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
 
 def step0_residuals(df, micro, ref, targets: Targets, spec: RunSpec) -> dict[str, float]:
     """Mean |residual| at θ = π_t per rollout kind: β₂(Σ log π_t − anchor) − (r − V̂)."""
-    res = torch.zeros(len(df))
+    res = torch.zeros(len(df), dtype=torch.float64 if world() > 1 else torch.float32)
     for mb, old, anchor in zip(micro, ref["old"], ref["anchor"], strict=True):
         seq = old.sum(-1).cpu()
         res[mb.rows] = (spec.beta2 * (seq - anchor.cpu())
-                        - (targets.rewards[mb.rows] - targets.values[mb.rows]))
+                        - (targets.rewards[mb.rows] - targets.values[mb.rows])).to(res.dtype)
+    if world() > 1:  # each rank filled its own rows
+        res = sum_tensor(res.to(ref["old"][0].device)).cpu().float()
     out = {"losses/residual0_abs": float(res.abs().mean())}
     for kind in sorted(set(df["kind"])):
         sel = torch.tensor((df["kind"] == kind).to_numpy())

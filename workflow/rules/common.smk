@@ -218,6 +218,20 @@ def teacher_flag(wildcards, input):
     return f"--teacher {input.teacher}" if input.teacher else ""
 
 
+def segment_launcher(wildcards, resources):
+    # Data parallelism: the job's `ranks` resource (default 1) processes, one GPU each on a
+    # cluster (`--set-resources segment:ranks=4`, or the profile); torchrun --standalone picks
+    # a free port, so parallel jobs on one node do not collide. "--": torchrun would read our
+    # --run as its own --run-path.
+    ranks = int(getattr(resources, "ranks", 1) or 1)
+    if ranks <= 1:
+        return "python -m mintrl.segment"
+    return (
+        f"python -m torch.distributed.run --standalone --nproc_per_node {ranks} "
+        "-m mintrl.segment --"
+    )
+
+
 def init_optim_flag(wildcards, input):
     return f"--init-optim {input.init_optim}" if input.init_optim else ""
 

@@ -25,8 +25,9 @@ rule segment:
         init_optim=init_optim_flag,
         teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
+        launcher=segment_launcher,
     shell:
-        "python -m mintrl.segment --config {params.config} --run {wildcards.run} "
+        "{params.launcher} --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --start {params.start} --end {wildcards.it} "
         "--init {input.init} {params.init_optim} {params.teacher} --prompts {input.prompts} "
         "--root {params.root} --out-model {output.model} --out-optim {output.optim} "
@@ -45,3 +46,4 @@ use rule segment as segment_handoff with:
         init_optim=init_optim_flag,
         teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
+        launcher=segment_launcher,

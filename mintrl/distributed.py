@@ -1,0 +1,103 @@
+"""Data parallelism across the processes of one segment (``torchrun --nproc_per_node N``).
+
+Each rank samples the rollouts of its share of the iteration's prompts; the rollouts are
+gathered so that every rank holds the whole table (advantages and V̂ need whole groups, and a
+group never spans ranks: prompts are what is sharded). Each rank then trains on its share of
+every minibatch, and DeepSpeed averages the gradients; ``loss_scale`` makes that average the
+single-process gradient. Rank 0 writes every file, under a barrier.
+
+With one process (the default, and every CPU run of the embedded config) none of this does
+anything: no collective is called and the outputs are byte for byte those of a plain run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from mintrl.io import atomic_path, commit, discard, tmp_name
+
+
+def world() -> int:
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def rank() -> int:
+    return dist.get_rank() if world() > 1 else 0
+
+
+def is_main() -> bool:
+    return rank() == 0
+
+
+def barrier() -> None:
+    if world() > 1:
+        dist.barrier()
+
+
+def shard(items: list, r: int | None = None, n: int | None = None) -> list:
+    """This rank's share: items r, r + n, r + 2n, ... (balanced to within one)."""
+    r, n = rank() if r is None else r, world() if n is None else n
+    return items[r::n]
+
+
+def loss_scale() -> float:
+    """DeepSpeed averages gradients over ranks; each rank's loss is a share of the
+    minibatch's (normalised by the whole minibatch), so it is scaled by the world size."""
+    return float(world())
+
+
+def gather_objects(obj) -> list:
+    """Every rank's ``obj`` in rank order (on every rank)."""
+    if world() == 1:
+        return [obj]
+    out = [None] * world()
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def sum_floats(values: list[float], device: str = "cpu") -> list[float]:
+    """Element-wise sum over ranks (float64)."""
+    if world() == 1:
+        return list(values)
+    t = torch.tensor(values, dtype=torch.float64,
+                     device=device if str(device).startswith("cuda") else "cpu")
+    dist.all_reduce(t)
+    return t.tolist()
+
+
+def sum_tensor(t: torch.Tensor) -> torch.Tensor:
+    """Element-wise sum over ranks of a tensor (returned on the tensor's device)."""
+    if world() == 1:
+        return t
+    t = t.clone()
+    dist.all_reduce(t)
+    return t
+
+
+@contextlib.contextmanager
+def shared_atomic_path(path: str | Path) -> Iterator[Path]:
+    """``io.atomic_path`` for a folder every rank writes into (a DeepSpeed checkpoint: each
+    rank saves its own shards): rank 0 names the temporary, and moves it into place once
+    every rank is done."""
+    path = Path(path)
+    if world() == 1:
+        with atomic_path(path) as tmp:
+            yield tmp
+        return
+    if is_main():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(gather_objects(str(tmp_name(path)) if is_main() else None)[0])
+    try:
+        yield tmp
+        barrier()
+        if is_main():
+            commit(tmp, path)
+    finally:
+        barrier()
+        if is_main():
+            discard(tmp)
