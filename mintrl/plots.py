@@ -22,8 +22,12 @@ FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo":
 PALETTE = ["#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#f7b6d2",
            "#c49c94", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
-# (metric key in iterations.csv, panel title, y label)
-CURVES = [("rollout/reward", "training reward", "mean reward"),
+# Rows whose colours are close (the two MInTRL anchors) also differ in line style.
+STYLES = {"mintrl-proxy": "--", "corrections-only": ":", "teacher": "-."}
+
+# (metric key in iterations.csv, panel title, y label); "share" panels are drawn on [0, 1]
+CURVES = [("rollout/reward", "training reward (MInTRL: corrected rollouts included)",
+           "mean reward"),
           ("coverage/semi", "coverage, semi-on-policy pool", "prompts with ≥1 correct (share)"),
           ("coverage/control", "coverage, control pool", "prompts with ≥1 correct (share)"),
           ("intervention/offpolicy_token_frac", "off-policy tokens", "share of semi tokens"),
@@ -76,29 +80,51 @@ def plot_curves(iters: pd.DataFrame, rows: dict[str, str], out: Path) -> None:
 
 
 def _plot_panels(iters: pd.DataFrame, row_of: dict[str, str], curves, out: Path) -> None:
+    """Panels wrap at three per line, each task's block under the previous one; one legend
+    for the figure (every row has one colour and style everywhere)."""
+    from matplotlib.ticker import MaxNLocator
+
     tasks = sorted(iters["task"].unique()) if len(iters) else []
-    fig, axes = plt.subplots(max(1, len(tasks)), len(curves), squeeze=False,
-                             figsize=(4.2 * len(curves), 3.2 * max(1, len(tasks))))
+    cols = min(3, len(curves))
+    per_task = -(-len(curves) // cols)
+    fig, axes = plt.subplots(max(1, len(tasks)) * per_task, cols, squeeze=False,
+                             figsize=(4.6 * cols, 3.3 * max(1, len(tasks)) * per_task))
+    handles: dict[str, object] = {}
     if len(iters):
         iters = iters.assign(row=iters["run"].map(lambda r: row_of.get(r, r)))
         colours = row_colours(list(dict.fromkeys(iters["row"])))
     for i, task in enumerate(tasks):
         part = iters[iters["task"] == task]
         for j, (key, title, ylabel) in enumerate(curves):
-            ax = axes[i][j]
+            ax = axes[i * per_task + j // cols][j % cols]
             if key in part:
                 for row, df in part.groupby("row", sort=False):
                     mean = df.groupby("iteration")[key].mean().dropna()
                     if len(mean):
-                        ax.plot(mean.index, mean.values, color=colours[row], label=row)
-            ax.set(title=f"{task}: {title}", xlabel="iteration", ylabel=ylabel)
-            if ax.lines:
-                ax.legend(fontsize=6)
+                        (line,) = ax.plot(mean.index, mean.values, color=colours[row],
+                                          linestyle=STYLES.get(row, "-"), label=row,
+                                          zorder=3 if row in STYLES else 2)  # dashed on top
+                        handles.setdefault(row, line)
+            ax.set_title(f"{task}: {title}", fontsize=9)
+            ax.set(xlabel="iteration", ylabel=ylabel)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if "share" in ylabel:
+                ax.set_ylim(-0.02, 1.02)
+            if not ax.lines:
+                ax.text(0.5, 0.5, "not logged by these runs", ha="center", va="center",
+                        transform=ax.transAxes, color="#777777")
+        for j in range(len(curves), per_task * cols):  # unused cells of the task's block
+            axes[i * per_task + j // cols][j % cols].set_axis_off()
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="upper center",
+                   ncol=min(len(handles), 8), fontsize=8, bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
     _save(fig, out)
 
 
 def _save(fig, out: Path) -> None:
-    fig.tight_layout()
+    if not fig.legends:
+        fig.tight_layout()
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="png", dpi=110)
     plt.close(fig)
