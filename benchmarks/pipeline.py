@@ -5,7 +5,7 @@ Run after the main command (`snakemake --cores 2`) in the same folder:
     python benchmarks/pipeline.py           # -> results/benchmarks/pipeline.{json,md}
 
 Reads Snakemake's own records (the newest run log for the wall time; `benchmark:` files for
-each job's wall time) and what the stages record about themselves (segment start-up: imports,
+each job's wall time and peak resident memory) and what the stages record about themselves (segment start-up: imports,
 model loading, DeepSpeed init, state loading; checkpoint writes per iteration; evaluation and
 pre-training work time). A job's overhead is its wall time minus the work it reports.
 """
@@ -75,7 +75,8 @@ def grpo_vs_base() -> pd.DataFrame | None:
 def main() -> None:
     wall = wall_time()
     jobs = job_walls()
-    by_rule = jobs.groupby("rule")["s"].agg(["count", "sum"]).round(1)
+    by_rule = jobs.groupby("rule").agg(count=("s", "count"), sum=("s", "sum"),
+                                       peak_rss_mb=("max_rss_mb", "max")).round(1)
     seg = segment_breakdown()
     seg_wall = float(jobs.loc[jobs["rule"] == "segment", "s"].sum())
     startup = seg["imports"] + seg["model_load"] + seg["deepspeed_init"] + seg["state_load"]
@@ -105,8 +106,9 @@ def main() -> None:
 
     lines = [f"Main command wall time: {wall / 60:.1f} min on this machine" if wall else
              "Main command wall time: unknown (no Snakemake log)", "",
-             "| rule | jobs | job time (s) |", "|---|---:|---:|"]
-    lines += [f"| {r} | {int(v['count'])} | {v['sum']:.0f} |" for r, v in by_rule.iterrows()]
+             "| rule | jobs | job time (s) | peak RSS of a job (MB) |", "|---|---:|---:|---:|"]
+    lines += [f"| {r} | {int(v['count'])} | {v['sum']:.0f} | {v['peak_rss_mb']:.0f} |"
+              for r, v in by_rule.iterrows()]
     lines += ["", f"Job time in all: {job_total:.0f} s (two jobs at a time on 2 cores); "
               f"start-up, imports, model loading, DeepSpeed init and checkpoint I/O: "
               f"{overhead:.0f} s ({100 * overhead / job_total:.1f} %).", "",
