@@ -5,9 +5,10 @@ Run after the main command (`snakemake --cores 2`) in the same folder:
     python benchmarks/pipeline.py           # -> results/benchmarks/pipeline.{json,md}
 
 Reads Snakemake's own records (the newest run log for the wall time; `benchmark:` files for
-each job's wall time and peak resident memory) and what the stages record about themselves (segment start-up: imports,
-model loading, DeepSpeed init, state loading; checkpoint writes per iteration; evaluation and
-pre-training work time). A job's overhead is its wall time minus the work it reports.
+each job's wall time and peak resident memory) and what the stages record about themselves
+(segment start-up: imports, model loading, DeepSpeed init, state loading; checkpoint writes per
+iteration; evaluation and pre-training work time). A job's overhead is its wall time minus
+the work it reports.
 """
 
 from __future__ import annotations

@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--task", help="config task of the problems (default: their task column)")
     ap.add_argument("--samples", type=int, help="samples per problem (default: config)")
     ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
+    ap.add_argument("--tensor-parallel", type=int, default=1,
+                    help="vLLM: GPUs one engine spans (the job's `tp` resource)")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--run", help="run name recorded in metrics.json (for summaries)")
     ap.add_argument("--iteration", type=int, help="RL iteration of the checkpoint (0: none)")
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     samples = args.samples or cfg.evaluation.samples
     args.engine = args.engine or cfg.rl.engine
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
-                                    cfg.device)
+                                    cfg.device, args.tensor_parallel)
     print(f"[evaluate] run {args.run} iteration {args.iteration}: {args.checkpoint} on "
           f"{[str(p) for p in args.prompts]}, {samples} samples/problem, device {cfg.device}, "
           f"engine {args.engine}", flush=True)

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rates", required=True, type=Path, help="pass rate per prompt (Parquet)")
     ap.add_argument("--task", help="config task of the prompts (default: their task column)")
     ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
+    ap.add_argument("--tensor-parallel", type=int, default=1,
+                    help="vLLM: GPUs one engine spans (the job's `tp` resource)")
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{args.prompts}: task {task!r} has no entry under `tasks` in "
                          f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
     engine, tokenizer = load_engine(args.engine or cfg.rl.engine, args.checkpoint,
-                                    cfg.evaluation.batch_size, cfg.device)
+                                    cfg.evaluation.batch_size, cfg.device, args.tensor_parallel)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
     print(f"[filter] {task}: {len(problems)} training prompts x {cfg.filter.samples} samples of "
           f"{args.checkpoint}, device {cfg.device}, engine {args.engine or cfg.rl.engine}",

@@ -116,7 +116,7 @@ def run_segment(args, cfg, run: Run) -> dict:
               + f", device {args.device}, engine {spec.engine}"
               + (f", {world()} data-parallel ranks" if world() > 1 else ""), flush=True)
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
-                             args.device)
+                             args.device, args.tensor_parallel)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
                                               done + 1)
@@ -160,14 +160,15 @@ def run_segment(args, cfg, run: Run) -> dict:
     }
 
 
-def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str):
+def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
+                   tensor_parallel: int = 1):
     """What samples the policy's rollouts: the trainer's own module (transformers: always in
     sync), or a vLLM engine started from the segment's first checkpoint and given the
     trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
     if spec.engine == "vllm":
         from mintrl.engine.vllm_engine import VLLMEngine
 
-        return VLLMEngine(checkpoint, device)
+        return VLLMEngine(checkpoint, device, tensor_parallel_size=tensor_parallel)
     return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
                               batch_size=512)
 
@@ -306,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-optim", type=Path, help="default: <root>/iter_<end>/optim")
     ap.add_argument("--out-metrics", type=Path, help="default: <root>/iter_<end>/segment.json")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
+    ap.add_argument("--tensor-parallel", type=int, default=1,
+                    help="vLLM: GPUs the policy's engine spans (the job's `tp` resource)")
+
     ap.add_argument("--threads", type=int)
     argv = sys.argv[1:] if argv is None else argv
     # torchrun would take `--run` for its own `--run-path`: launchers pass "--" before our

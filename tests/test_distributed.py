@@ -93,9 +93,10 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer):
         p.numel() for p in AutoModelForCausalLM.from_pretrained(tmp_path / "base").parameters())
 
 
-def test_the_ranks_resource_launches_segments_under_torchrun(tmp_path):
+def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
     """`--set-resources segment:ranks=2` plans every segment under torchrun with two
-    processes; without it a segment is one plain process."""
+    processes, `<rule>:tp=2` hands vLLM a tensor-parallel size of 2; without them a segment
+    is one plain process and no engine is told a size."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -103,13 +104,18 @@ def test_the_ranks_resource_launches_segments_under_torchrun(tmp_path):
            "--directory", str(tmp_path), "--configfile", str(root / "config" / "config.yaml"),
            "--cores", "2", "-n", "-p"]
     plain = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    dp = subprocess.run([*cmd, "--set-resources", "segment:ranks=2"], capture_output=True,
-                        text=True, timeout=600)
+    dp = subprocess.run([*cmd, "--set-resources", "segment:ranks=2", "segment:tp=2",
+                         "evaluate_run:tp=2", "evaluate_lab:tp=2", "filter_prompts:tp=2"],
+                        capture_output=True, text=True, timeout=600)
     assert plain.returncode == 0 and dp.returncode == 0, (plain.stderr + dp.stderr)[-3000:]
     launches = [ln for ln in dp.stdout.splitlines() if "mintrl.segment" in ln]
     assert launches and all("torch.distributed.run --standalone --nproc_per_node 2 -m "
                             "mintrl.segment -- --config" in ln for ln in launches)
     assert "torch.distributed.run" not in plain.stdout
+    assert "--tensor-parallel" not in plain.stdout
+    for stage in ("mintrl.segment", "mintrl.evaluate", "mintrl.filter"):
+        cmds = [ln for ln in dp.stdout.splitlines() if stage + " " in ln]
+        assert cmds and all("--tensor-parallel 2" in ln for ln in cmds), stage
     assert any(ln.strip().startswith("python -m mintrl.segment --config")
                or "Shell command: python -m mintrl.segment --config" in ln
                for ln in plain.stdout.splitlines())

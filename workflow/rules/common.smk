@@ -232,6 +232,12 @@ def segment_launcher(wildcards, resources):
     )
 
 
+def tp_flag(wildcards, resources):
+    # vLLM tensor parallelism: the job's `tp` resource (GPUs one engine spans; default 1).
+    tp = int(getattr(resources, "tp", 1) or 1)
+    return f"--tensor-parallel {tp}" if tp > 1 else ""
+
+
 def init_optim_flag(wildcards, input):
     return f"--init-optim {input.init_optim}" if input.init_optim else ""
 

@@ -16,10 +16,11 @@ rule evaluate_lab:
         config=CONFIG_FILE,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
+        tp=tp_flag,
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
-        "--run {wildcards.role} --iteration 0 "
+        "--run {wildcards.role} --iteration 0 {params.tp} "
         "--threads {threads} > {log} 2>&1"
 
 
@@ -41,8 +42,9 @@ rule evaluate_run:
         config=CONFIG_FILE,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
+        tp=tp_flag,
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
         "--run {wildcards.run} "
-        "--iteration {wildcards.it} --threads {threads} > {log} 2>&1"
+        "--iteration {wildcards.it} {params.tp} --threads {threads} > {log} 2>&1"

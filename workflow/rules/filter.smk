@@ -15,8 +15,9 @@ rule filter_prompts:
     params:
         config=CONFIG_FILE,
         settings=filter_settings,
+        tp=tp_flag,
     shell:
         "python -m mintrl.filter --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {output.prompts} "
-        "--rates {output.rates} "
+        "--rates {output.rates} {params.tp} "
         "--threads {threads} > {log} 2>&1"

@@ -26,12 +26,13 @@ rule segment:
         teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
         launcher=segment_launcher,
+        tp=tp_flag,
     shell:
         "{params.launcher} --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --start {params.start} --end {wildcards.it} "
         "--init {input.init} {params.init_optim} {params.teacher} --prompts {input.prompts} "
         "--root {params.root} --out-model {output.model} --out-optim {output.optim} "
-        "--out-metrics {output.metrics} --threads {threads} > {log} 2>&1"
+        "--out-metrics {output.metrics} {params.tp} --threads {threads} > {log} 2>&1"
 
 
 use rule segment as segment_handoff with:
@@ -47,3 +48,4 @@ use rule segment as segment_handoff with:
         teacher=teacher_flag,
         root=subpath(output.metrics, ancestor=2),
         launcher=segment_launcher,
+        tp=tp_flag,
