@@ -15,7 +15,14 @@ called ``setsid`` included — and ``setpriv`` drops to a fresh unprivileged uid
 random for that run, with no groups, no capabilities and no-new-privs: the program cannot
 write anything it did not create, cannot read root's files, and cannot signal or touch a
 concurrent sandbox (another uid). Both tools are util-linux, present on every Debian/Ubuntu.
-A non-root caller keeps the rest (the candidate then runs as that user: see README).
+
+A non-root caller (a cluster user) with bubblewrap (``bwrap``, Debian's ``bubblewrap``) and
+unprivileged user namespaces gets the namespaces through it instead: new user, network, PID,
+IPC, UTS and cgroup namespaces, the whole filesystem read-only except the run's own folder,
+/tmp a fresh tmpfs, /home, /root and $HOME hidden behind empty tmpfs (no ~/.ssh, no
+credentials), no capabilities, killed with its parent. It still runs as the caller's uid
+(only root can hand out others), so its process limit is the caller's current count plus
+``Limits.processes``. Without bubblewrap a non-root caller keeps the rest (README).
 """
 
 from __future__ import annotations
@@ -87,59 +94,125 @@ def _reachable_by_others(path: str) -> bool:
     return True
 
 
+ROOT, BWRAP, PLAIN = "root", "bwrap", "plain"  # isolation modes (module doc)
+
+
 @cache
-def _interpreter() -> tuple[str, bool]:
-    """(python to run candidates with, whether runs are hardened). Hardened needs root, the
-    util-linux tools, and an interpreter an unprivileged uid can run: ours, else the
-    system's (candidates use the standard library only)."""
-    if os.name != "posix" or os.geteuid() != 0:
-        return sys.executable, False
+def _interpreter() -> tuple[str, str]:
+    """(python to run candidates with, isolation mode). ``root`` needs root, the util-linux
+    tools, and an interpreter an unprivileged uid can run: ours, else the system's
+    (candidates use the standard library only); ``bwrap`` a non-root caller whose bubblewrap
+    works; else ``plain``."""
+    if os.name != "posix":
+        return sys.executable, PLAIN
+    if os.geteuid() != 0:
+        return sys.executable, _bwrap_mode()
     if not (shutil.which("unshare") and shutil.which("setpriv")):
         warnings.warn("mintrl.sandbox: unshare/setpriv (util-linux) not found: generated code "
                       "runs without namespaces or a dropped uid", stacklevel=2)
-        return sys.executable, False
+        return sys.executable, PLAIN
     for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
         if Path(candidate).exists() and _reachable_by_others(candidate):
             # Root without CAP_SYS_ADMIN (a default Docker container) cannot unshare: every
             # run would fail and every program would score 0. Try once.
-            probe = _command(candidate, True, 200_000)[:-1] + ["-c", "pass"]
+            probe = _command(candidate, ROOT, 200_000)[:-1] + ["-c", "pass"]
             try:
                 ok = subprocess.run(probe, capture_output=True, timeout=30,
                                     cwd="/").returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 ok = False
             if ok:
-                return candidate, True
+                return candidate, ROOT
             warnings.warn("mintrl.sandbox: unshare/setpriv are not permitted here (a container "
                           "without CAP_SYS_ADMIN?): generated code runs without namespaces or "
                           "a dropped uid", stacklevel=2)
-            return sys.executable, False
+            return sys.executable, PLAIN
     warnings.warn("mintrl.sandbox: no Python interpreter an unprivileged uid can run (the "
                   f"installation under {sys.base_prefix} is not world-readable): generated "
                   "code runs without a dropped uid", stacklevel=2)
-    return sys.executable, False
+    return sys.executable, PLAIN
 
 
-def _prlimit(limits: Limits, hardened: bool) -> list[str]:
+def _bwrap_mode() -> str:
+    """``bwrap`` when bubblewrap can make its namespaces here (unprivileged user namespaces
+    are off on some clusters), tried once; else ``plain``, with a warning."""
+    if not shutil.which("bwrap"):
+        warnings.warn("mintrl.sandbox: not root and no bubblewrap (bwrap): generated code runs "
+                      "as you, without namespaces (install Debian's `bubblewrap`)", stacklevel=3)
+        return PLAIN
+    with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
+        probe = _command(sys.executable, BWRAP, 0, work=Path(tmp))[:-1] + ["-c", "pass"]
+        try:
+            ok = subprocess.run(probe, capture_output=True, timeout=30, cwd=tmp).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+    if not ok:
+        warnings.warn("mintrl.sandbox: bubblewrap cannot create namespaces here (unprivileged "
+                      "user namespaces disabled?): generated code runs as you, without "
+                      "namespaces", stacklevel=3)
+    return BWRAP if ok else PLAIN
+
+
+def _own_processes() -> int:
+    """Processes of this uid now (RLIMIT_NPROC counts them all, the sandbox's included)."""
+    uid, n = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                n += entry.stat().st_uid == uid
+    return n
+
+
+def _hidden_dirs() -> list[str]:
+    """Where credentials live: hidden behind empty tmpfs in a bwrap run."""
+    dirs = ["/home", "/root", os.environ.get("HOME", "")]
+    return [d for d in dict.fromkeys(dirs) if d and os.path.isdir(d) and d != "/"]
+
+
+def _exposed_dirs() -> list[str]:
+    """The interpreter's installation, re-exposed read-only when it lives in a hidden dir."""
+    dirs = [sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def _bwrap(work: Path) -> list[str]:
+    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+           "--tmpfs", "/tmp"]
+    for d in _hidden_dirs():
+        cmd += ["--tmpfs", d]
+    for d in _exposed_dirs():
+        cmd += ["--ro-bind", d, d]
+    return cmd + ["--bind", str(work), str(work), "--chdir", str(work), "--unshare-all",
+                  "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
+
+
+def _prlimit(limits: Limits, mode: str) -> list[str]:
     """The rlimits as a ``prlimit`` prefix (util-linux). Setting them in a ``preexec_fn``
     instead makes Popen fork the whole parent, page tables and all: with a model loaded
     (600 MB) a run took 38 ms that way against 16 ms through vfork and prlimit."""
     mb = 1024 * 1024
-    nproc = [f"--nproc={limits.processes}"] if hardened else []  # per uid: see Limits
+    nproc = []  # per uid: see Limits
+    if mode == ROOT:
+        nproc = [f"--nproc={limits.processes}"]
+    elif mode == BWRAP:  # the caller's own uid: its processes count too
+        nproc = [f"--nproc={_own_processes() + limits.processes}"]
     return ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.address_space_mb * mb}",
             f"--fsize={limits.file_size_mb * mb}", f"--nofile={limits.open_files}", "--core=0",
             *nproc, "--"]
 
 
-def _command(python: str, hardened: bool, uid: int, limits: Limits | None = None
-             ) -> list[str]:
-    """The command line of one run: [prlimit ...] [unshare ... setpriv ...] python main.py."""
+def _command(python: str, mode: str, uid: int, limits: Limits | None = None,
+             work: Path | None = None) -> list[str]:
+    """The command line of one run: [prlimit ...] [unshare ... setpriv ... | bwrap ...]
+    python main.py (``work``: the run's folder, which bwrap binds writable)."""
     run = [python, "-I", "-S", "-B", "main.py"]
-    if hardened:
+    if mode == BWRAP:
+        run = _bwrap(work) + run
+    elif mode == ROOT:
         run = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--",
                "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                "--inh-caps=-all", "--no-new-privs", "--", *run]
-    return (_prlimit(limits, hardened) + run) if limits and _HAS_PRLIMIT else run
+    return (_prlimit(limits, mode) + run) if limits and _HAS_PRLIMIT else run
 
 
 _HAS_PRLIMIT = shutil.which("prlimit") is not None
@@ -174,12 +247,12 @@ def run_python(
     """Run ``source`` as a script in the sandbox, ``stdin`` (text) on its standard input, and
     return its (capped) output."""
     limits = limits or Limits(cpu_s=max(1, int(timeout_s) + 1))
-    python, hardened = _interpreter()
+    python, mode = _interpreter()
     uid = 200_000 + secrets.randbelow(1 << 20)  # this run's own unprivileged uid and gid
     with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
         work = Path(tmp)
         (work / "main.py").write_text(source, encoding="utf-8", errors="surrogatepass")
-        if hardened:
+        if mode == ROOT:
             os.chown(work, uid, uid)  # its working directory is the only place it may write
         # Opened here, before the run: the program writes and reads through these
         # descriptors, and we read back through them, whatever it does to the paths.
@@ -188,14 +261,14 @@ def run_python(
             inp.write((stdin or "").encode("utf-8", errors="surrogatepass"))
             inp.seek(0)
             proc = subprocess.Popen(
-                _command(python, hardened, uid, limits),
+                _command(python, mode, uid, limits, work),
                 cwd=work,
                 env={},
                 stdin=inp,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # own process group: the kill below reaches children
-                preexec_fn=None if _HAS_PRLIMIT else _set_limits(limits, hardened),
+                preexec_fn=None if _HAS_PRLIMIT else _set_limits(limits, mode == ROOT),
                 close_fds=True,
             )
             try:
@@ -216,4 +289,11 @@ def run_python(
 
 def hardened() -> bool:
     """Whether runs get namespaces and a dropped uid on this machine (see the module doc)."""
+    return _interpreter()[1] == ROOT
+
+
+def isolation() -> str:
+    """This machine's isolation mode: ``root`` (namespaces and a uid of the run's own),
+    ``bwrap`` (namespaces through bubblewrap, the caller's uid) or ``plain`` (rlimits, an own
+    session and folder only)."""
     return _interpreter()[1]
