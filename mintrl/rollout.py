@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from mintrl.config import RunSpec
+from mintrl.distributed import gather_objects
 from mintrl.engine import Sampling, load_engine
 from mintrl.engine.mixed import MixedPolicySampler
 from mintrl.io import read_table, write_table
@@ -167,7 +168,9 @@ def mixed_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     t0 = time.perf_counter()
     ent = response_entropies(model, list(on["prompt_ids"].map(list)),
                              list(on["response_ids"].map(list)), tokenizer.pad_token_id)
-    tau = float(np.quantile(np.concatenate([np.asarray(e) for e in ent]), spec.guide_quantile))
+    # data-parallel: τ is the quantile of the whole batch's entropies, as in one process
+    mine = np.concatenate([np.asarray(e) for e in ent])
+    tau = float(np.quantile(np.concatenate(gather_objects(mine)), spec.guide_quantile))
     expanded = [p for p in problems for _ in range(spec.n_guided)]
     ids = encode_prompts(tokenizer, expanded)
     mixer = MixedPolicySampler(model, ctx.teacher.model, tokenizer.eos_token_id,

@@ -45,9 +45,11 @@ def test_two_ranks_learn_what_one_process_learns(tmp_path, objective):
         assert s2["losses/residual0_abs"] == pytest.approx(s1["losses/residual0_abs"])
 
 
-def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer):
-    """Every prompt of each iteration sampled once across the ranks, one rollout file and one
-    metrics file per iteration, and a checkpoint a single process loads."""
+@pytest.mark.parametrize("run", ["grpo-s0", "mentor", "mintrl-proxy"])
+def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer, run):
+    """Every prompt of each iteration sampled once across the ranks (MENTOR's guided and
+    MInTRL's semi-on-policy rollouts included), one rollout file and one metrics file per
+    iteration, and a checkpoint a single process loads."""
     import yaml
 
     from mintrl import prepare
@@ -60,16 +62,20 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer):
     cfg["rl"] |= {"iterations": 2, "iterations_per_job": 2, "eval_every": 2,
                   "prompts_per_iteration": 8, "group_size": 4, "minibatch_size": 16,
                   "micro_batch_size": 8}
+    for entry in cfg["runs"]:  # the run-specific lengths of micro.yaml would shorten it
+        entry.get("overrides", {}).pop("iterations", None)
+        entry.get("overrides", {}).pop("iterations_per_job", None)
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     prepare.main(["--config", str(tmp_path / "cfg.yaml"), "--task", "arith", "--out",
                   str(tmp_path / "data")])
     arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
                      num_kv_heads=1, max_positions=256)
     save_checkpoint(build_model(arch, tokenizer, seed=0), tokenizer, tmp_path / "base")
+    save_checkpoint(build_model(arch, tokenizer, seed=1), tokenizer, tmp_path / "teacher")
     root = tmp_path / "run"
     res = _launch(2, "-m", "mintrl.segment", "--", "--config", str(tmp_path / "cfg.yaml"),
-                  "--run", "grpo-s0", "--task", "arith", "--start", "1", "--end", "2",
-                  "--init", str(tmp_path / "base"),
+                  "--run", run, "--task", "arith", "--start", "1", "--end", "2",
+                  "--init", str(tmp_path / "base"), "--teacher", str(tmp_path / "teacher"),
                   "--prompts", str(tmp_path / "data" / "train.parquet"), "--root", str(root),
                   "--threads", "1")
     assert "2 data-parallel ranks" in res.stdout
@@ -80,6 +86,9 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer):
         want = sorted(p.id for p in select_prompts(problems, 8, 0, it))
         assert sorted(df["problem_id"].unique()) == want
         assert df.groupby("problem_id").size().eq(4).all()
+        if run != "grpo-s0":  # the teacher-phase rollouts of MENTOR and MInTRL
+            assert set(df["kind"]) == ({"on-policy", "guided"} if run == "mentor"
+                                       else {"control", "semi"})
         metrics = json.loads((root / f"iter_{it}" / "metrics.json").read_text())
         assert metrics["iteration"] == it and metrics["losses/optimizer_steps"] == 2
         assert not (root / f"iter_{it}" / "state").exists()
