@@ -103,9 +103,9 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer, run):
 
 
 def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
-    """`--set-resources segment:ranks=2` plans every segment under torchrun with two
-    processes, `<rule>:tp=2` hands vLLM a tensor-parallel size of 2; without them a segment
-    is one plain process and no engine is told a size."""
+    """A segment asking for 4 GPUs with a vLLM tensor-parallel size of 2 is planned under
+    torchrun with 4 / 2 = 2 processes, and `<rule>:tp=2` reaches the engines; without them a
+    segment is one plain process and no engine is told a size."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
            "--directory", str(tmp_path), "--configfile", str(root / "config" / "config.yaml"),
            "--cores", "2", "-n", "-p"]
     plain = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    dp = subprocess.run([*cmd, "--set-resources", "segment:ranks=2", "segment:tp=2",
+    dp = subprocess.run([*cmd, "--set-resources", "segment:gpu=4", "segment:tp=2",
                          "evaluate_run:tp=2", "evaluate_lab:tp=2", "filter_prompts:tp=2"],
                         capture_output=True, text=True, timeout=600)
     assert plain.returncode == 0 and dp.returncode == 0, (plain.stderr + dp.stderr)[-3000:]
@@ -122,6 +122,9 @@ def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
                             "mintrl.segment -- --config" in ln for ln in launches)
     assert "torch.distributed.run" not in plain.stdout
     assert "--tensor-parallel" not in plain.stdout
+    cpu = subprocess.run([*cmd, "--set-resources", "segment:ranks=3"], capture_output=True,
+                         text=True, timeout=600)  # CPU processes: no GPU asked for
+    assert "--nproc_per_node 3 -m mintrl.segment --" in cpu.stdout
     for stage in ("mintrl.segment", "mintrl.evaluate", "mintrl.filter"):
         cmds = [ln for ln in dp.stdout.splitlines() if stage + " " in ln]
         assert cmds and all("--tensor-parallel 2" in ln for ln in cmds), stage

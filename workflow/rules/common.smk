@@ -219,11 +219,13 @@ def teacher_flag(wildcards, input):
 
 
 def segment_launcher(wildcards, resources):
-    # Data parallelism: the job's `ranks` resource (default 1) processes, one GPU each on a
-    # cluster (`--set-resources segment:ranks=4`, or the profile); torchrun --standalone picks
-    # a free port, so parallel jobs on one node do not collide. "--": torchrun would read our
-    # --run as its own --run-path.
-    ranks = int(getattr(resources, "ranks", 1) or 1)
+    # Data parallelism: one process per GPU the job asks for (`gpu`, e.g. the profile's
+    # `segment: {gpu: 4}`; with vLLM tensor parallelism, `gpu` / `tp` processes), or the
+    # `ranks` resource when set (CPU ranks too). torchrun --standalone picks a free port, so
+    # parallel jobs on one node do not collide. "--": torchrun would read our --run as its own
+    # --run-path.
+    tp = max(int(getattr(resources, "tp", 1) or 1), 1)
+    ranks = int(getattr(resources, "ranks", 0) or int(getattr(resources, "gpu", 0) or 0) // tp)
     if ranks <= 1:
         return "python -m mintrl.segment"
     return (
