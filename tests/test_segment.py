@@ -77,10 +77,13 @@ def test_a_killed_segment_resumes_from_its_last_complete_iteration(setup, uninte
     res = subprocess.run(segment_cmd(setup, out), capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "resumed after" in res.stdout
-    # Same weights and rollouts as the run that was never interrupted.
+    # Same weights and rollouts as the run that was never interrupted, byte for byte.
     want = load_file(uninterrupted / "iter_3" / "model" / "model.safetensors")
     got = load_file(out / "iter_3" / "model" / "model.safetensors")
     assert all((want[k] == got[k]).all() for k in want)
+    for name in ("iter_3/model/model.safetensors", "iter_1/rollouts.parquet",
+                 "iter_2/rollouts.parquet", "iter_3/rollouts.parquet"):
+        assert (uninterrupted / name).read_bytes() == (out / name).read_bytes(), name
     for it in (2, 3):
         a = json.loads((uninterrupted / f"iter_{it}" / "metrics.json").read_text())
         b = json.loads((out / f"iter_{it}" / "metrics.json").read_text())
