@@ -46,11 +46,9 @@ def init_distributed(device: str) -> None:
     a port, whatever MASTER_PORT the shell happens to export (or a parent process set)."""
     import deepspeed
 
-    if dist_ready():
-        return
     launched = ("TORCHELASTIC_RUN_ID" in os.environ
                 or int(os.environ.get("WORLD_SIZE", "1")) > 1)
-    if not launched:
+    if not launched and not dist_ready():
         import socket
 
         with socket.socket() as s:
@@ -58,6 +56,9 @@ def init_distributed(device: str) -> None:
             port = s.getsockname()[1]
         os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
                           MASTER_PORT=str(port))
+    elif not launched:  # a one-process group made before us (vLLM's): DeepSpeed reads these
+        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1")):
+            os.environ.setdefault(key, value)
     elif device.startswith("cuda"):  # one GPU per rank: the launcher's LOCAL_RANK
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     deepspeed.init_distributed(dist_backend="nccl" if device.startswith("cuda") else "gloo")
