@@ -125,3 +125,29 @@ def test_gradient_checkpointing_and_zero3_train_the_same_weights(tokenizer, tmp_
             assert torch.allclose(got[k], ref[k], atol=1e-6), (name, k)
         assert any(not torch.equal(ref[k], build_model(ARCH, tokenizer, seed=0).state_dict()[k])
                    for k in ref)  # the iteration did move the weights
+
+
+def test_deepspeed_joins_a_one_process_group_made_before_it(tmp_path):
+    """vLLM makes a one-process torch.distributed group before the trainer's DeepSpeed engine
+    exists; the engine must still start (DeepSpeed asserts on LOCAL_RANK)."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"""
+import torch.distributed as dist
+dist.init_process_group("gloo", init_method="file://{tmp_path / 'store'}", rank=0, world_size=1)
+from mintrl.config import ModelArch, RunSpec
+from mintrl.models import build_model
+from mintrl.tokenizer import build_char_tokenizer
+from mintrl.trainer import deepspeed_engine
+arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
+                 num_kv_heads=1, max_positions=64)
+engine = deepspeed_engine(build_model(arch, build_char_tokenizer(), seed=0), RunSpec())
+print("ready", engine.zero_optimization_stage())
+"""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert res.returncode == 0 and "ready" in res.stdout, res.stderr[-2000:]
