@@ -316,7 +316,13 @@ class RunSpec(Strict):
         "transformers", description="Engine of the policy's rollouts and evaluations, chosen "
         "explicitly (never by what is installed): 'transformers' (CPU or GPU; the trainer's "
         "own module); 'vllm' (GPUs; its CPU build in tests), given the trainer's weights after "
-        "every iteration. The teacher, judge and intervener run on transformers.")
+        "every iteration. The teacher runs on `teacher_engine`.")
+    teacher_engine: Literal["transformers", "vllm"] = Field(
+        "transformers", description="Engine of the teacher (MInTRL's judge and intervener): "
+        "'vllm' only where the teacher just writes text (the chat judge and intervener, the "
+        "model intervener with the oracle or chat judge): OPD, MENTOR and the likelihood judge "
+        "score tokens with the teacher's own model (an error there). On a GPU beside a vLLM "
+        "policy each engine takes 0.4 of its memory.")
     iterations: int = Field(40, ge=1, description="RL iterations (rollout + optimisation).")
     iterations_per_job: int = Field(
         10, ge=1, description="Iterations per Snakemake job (one model load); a killed job "
@@ -411,6 +417,11 @@ class RunSpec(Strict):
         if self.method == "mentor" and self.engine == "vllm":
             raise ValueError("engine: MENTOR mixes the policy's and the teacher's distributions "
                              "token by token in one decode loop: use engine: transformers")
+        if self.teacher_engine == "vllm" and (self.method in ("opd", "mentor") or (
+                self.method in SEMI_ON_POLICY and self.judge == "likelihood")):
+            raise ValueError("teacher_engine: vllm serves a teacher that writes text (MInTRL's "
+                             "chat judge and interveners); OPD, MENTOR and the likelihood judge "
+                             "score tokens with its model: use teacher_engine: transformers")
         if self.method == "mentor" and self.n_guided >= self.group_size:
             raise ValueError(f"n_guided ({self.n_guided}) must be below group_size "
                              f"({self.group_size}): MENTOR's advantages need on-policy samples")

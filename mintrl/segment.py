@@ -118,6 +118,8 @@ def run_segment(args, cfg, run: Run) -> dict:
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
                              args.device, args.tensor_parallel)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
+    if teacher is not None and is_main():
+        print(f"[segment] teacher {args.teacher} on engine {spec.teacher_engine}", flush=True)
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
                                               done + 1)
     problems = load_problems(args.prompts)
@@ -181,13 +183,14 @@ def load_teacher(spec, args, tokenizer, first: int):
         return None, None
     if not args.teacher:
         raise SystemExit(f"this {spec.method} run needs the teacher: pass --teacher CHECKPOINT")
-    # transformers whatever the policy's engine: OPD, MENTOR and the likelihood judge score
-    # tokens with the teacher's model itself
-    teacher, tok = load_engine("transformers", str(args.teacher), batch_size=512,
-                               device=args.device)
+    # transformers unless teacher_engine says vllm, which the config allows only where the
+    # teacher writes text: OPD, MENTOR and the likelihood judge score tokens with its model
+    teacher, tok = load_engine(spec.teacher_engine, str(args.teacher), batch_size=512,
+                               device=args.device, tensor_parallel_size=args.tensor_parallel)
     if spec.method in ("opd", "mentor"):
         shared_vocab_check(tokenizer, tok, spec.method)
-    teacher.model.eval()
+    if hasattr(teacher, "model"):
+        teacher.model.eval()
     return teacher, tok
 
 

@@ -156,15 +156,12 @@ def test_self_intervention_on_vllm_keeps_its_prefix_in_step_with_the_rollout(lab
         assert np.allclose(g, mine, atol=1e-4)
 
 
-def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint(
-        lab, tmp_path):
-    """`rl.engine: vllm` through the segment stage: iterations 1-2 in one job (the engine gets
-    the trained weights in place after iteration 1) sample exactly what a job for iteration 2
-    alone samples from a fresh engine started on iteration 1's checkpoint."""
+def _segment_lab(tmp_path, folder, **rl):
+    """A micro MInTRL config (run "m" on arith) and its training split; returns a function
+    that runs the segment stage as a job would."""
     import subprocess
     import sys
 
-    import pandas as pd
     import yaml
 
     from mintrl.config import load_config
@@ -173,17 +170,16 @@ def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint
     from mintrl.schemas import PROBLEMS
     from mintrl.tasks import get_task
 
-    _, _, folder = lab
     task = {"easy": {"lo": 2, "hi": 3}, "hard": {"lo": 5, "hi": 6}, "train": {"lo": 2, "hi": 4},
             "sizes": {"train": 8, "validation": 2, "easy": 2, "hard": 2}, "max_new_tokens": 24,
             "base": {"difficulties": {"lo": 1, "hi": 3}},
             "teacher": {"difficulties": {"lo": 1, "hi": 6}}}
     cfg = {"tasks": {"arith": task},
-           "rl": {"engine": "vllm", "iterations": 2, "iterations_per_job": 2, "eval_every": 2,
+           "rl": {"iterations": 2, "iterations_per_job": 2, "eval_every": 2,
                   "prompts_per_iteration": 2, "n_semi": 2, "n_control": 2, "group_size": 4,
                   "minibatch_size": 8, "micro_batch_size": 8, "chunk_tokens": 8,
                   "max_reviews": 2, "correction_tokens": 8, "intervention_iterations": 2,
-                  "anchor": "const", "const_c": -2.0, "lr": 1e-2},
+                  "anchor": "const", "const_c": -2.0, "lr": 1e-2} | rl,
            "runs": [{"method": "mintrl", "name": "m"}]}
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(cfg))
@@ -198,7 +194,20 @@ def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint
                               "--prompts", str(tmp_path / "train.parquet"), "--root", str(root),
                               *extra], capture_output=True, text=True, timeout=900)
         assert res.returncode == 0, res.stderr[-3000:]
+        return res.stdout
 
+    return segment
+
+
+def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint(
+        lab, tmp_path):
+    """`rl.engine: vllm` through the segment stage: iterations 1-2 in one job (the engine gets
+    the trained weights in place after iteration 1) sample exactly what a job for iteration 2
+    alone samples from a fresh engine started on iteration 1's checkpoint."""
+    import pandas as pd
+
+    _, _, folder = lab
+    segment = _segment_lab(tmp_path, folder, engine="vllm")
     segment(tmp_path / "one", 1, 2, folder)
     segment(tmp_path / "two", 1, 1, folder)
     first = tmp_path / "two" / "iter_1"
@@ -210,3 +219,30 @@ def test_a_segment_on_vllm_syncs_weights_like_a_fresh_engine_from_the_checkpoint
         assert np.allclose(x, y, atol=1e-5)
     one = pd.read_parquet(tmp_path / "one" / "iter_1" / "rollouts.parquet")
     assert one["response_ids"].map(list).tolist() != a["response_ids"].map(list).tolist()
+
+
+def test_a_teacher_on_vllm_writes_the_corrections_with_its_own_log_probs(lab, tmp_path):
+    """`rl.teacher_engine: vllm` (the policy on transformers): the corrections of a segment's
+    semi-on-policy rollouts come from the vLLM teacher, their log-probs the teacher model's
+    own on prompt + retained response."""
+    import pandas as pd
+
+    from mintrl.schemas import INTERVENTION
+
+    model, _, folder = lab
+    segment = _segment_lab(tmp_path, folder, teacher_engine="vllm", iterations=1,
+                           iterations_per_job=1, eval_every=1, intervention_iterations=1)
+    assert "on engine vllm" in segment(tmp_path / "run", 1, 1, folder)
+    df = pd.read_parquet(tmp_path / "run" / "iter_1" / "rollouts.parquet")
+    semi = df[df["kind"] == "semi"].reset_index(drop=True)
+    mb = pack(semi, np.arange(len(semi)), 0)
+    with torch.no_grad():
+        lp, _ = forward_logprobs(model, mb, "cpu")
+    checked = 0
+    for i in range(len(semi)):
+        own = lp[i][mb.response_mask[i].bool()].numpy()
+        prov = np.asarray(semi["provenance"][i])
+        got = np.asarray(semi["logprobs"][i])
+        checked += int((prov == INTERVENTION).sum())
+        assert np.allclose(got[prov == INTERVENTION], own[prov == INTERVENTION], atol=1e-4)
+    assert checked > 0  # the random policy was cut and corrected
