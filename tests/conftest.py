@@ -20,3 +20,30 @@ def tiny_model(tokenizer):
     arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
                      num_kv_heads=1, max_positions=256)
     return build_model(arch, tokenizer, seed=0).eval()
+
+
+def write_micro_lab(root, tokenizer, rl: dict, teacher: bool = False, drop_run_lengths=False):
+    """tests/micro.yaml with ``rl`` merged in (at root/cfg.yaml), its arith splits (root/data)
+    and a random micro base policy (root/base; root/teacher too with ``teacher``)."""
+    import yaml
+
+    from mintrl import prepare
+    from mintrl.config import ModelArch
+    from mintrl.models import build_model
+    from mintrl.pretrain import save_checkpoint
+
+    with open("tests/micro.yaml") as f:
+        cfg = yaml.safe_load(f)
+    cfg["rl"] |= rl
+    if drop_run_lengths:  # the run-specific lengths of micro.yaml would shorten a run
+        for entry in cfg["runs"]:
+            entry.get("overrides", {}).pop("iterations", None)
+            entry.get("overrides", {}).pop("iterations_per_job", None)
+    (root / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    prepare.main(["--config", str(root / "cfg.yaml"), "--task", "arith", "--out",
+                  str(root / "data")])
+    arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
+                     num_kv_heads=1, max_positions=256)
+    for name, seed in [("base", 0)] + ([("teacher", 1)] if teacher else []):
+        save_checkpoint(build_model(arch, tokenizer, seed=seed), tokenizer, root / name)
+    return root

@@ -50,28 +50,13 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer, run):
     """Every prompt of each iteration sampled once across the ranks (MENTOR's guided and
     MInTRL's semi-on-policy rollouts included), one rollout file and one metrics file per
     iteration, and a checkpoint a single process loads."""
-    import yaml
+    from conftest import write_micro_lab
 
-    from mintrl import prepare
-    from mintrl.config import ModelArch
-    from mintrl.models import build_model
-    from mintrl.pretrain import save_checkpoint
-
-    with open("tests/micro.yaml") as f:
-        cfg = yaml.safe_load(f)
-    cfg["rl"] |= {"iterations": 2, "iterations_per_job": 2, "eval_every": 2,
-                  "prompts_per_iteration": 8, "group_size": 4, "minibatch_size": 16,
-                  "micro_batch_size": 8}
-    for entry in cfg["runs"]:  # the run-specific lengths of micro.yaml would shorten it
-        entry.get("overrides", {}).pop("iterations", None)
-        entry.get("overrides", {}).pop("iterations_per_job", None)
-    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    prepare.main(["--config", str(tmp_path / "cfg.yaml"), "--task", "arith", "--out",
-                  str(tmp_path / "data")])
-    arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
-                     num_kv_heads=1, max_positions=256)
-    save_checkpoint(build_model(arch, tokenizer, seed=0), tokenizer, tmp_path / "base")
-    save_checkpoint(build_model(arch, tokenizer, seed=1), tokenizer, tmp_path / "teacher")
+    write_micro_lab(tmp_path, tokenizer, {"iterations": 2, "iterations_per_job": 2,
+                                          "eval_every": 2, "prompts_per_iteration": 8,
+                                          "group_size": 4, "minibatch_size": 16,
+                                          "micro_batch_size": 8},
+                    teacher=True, drop_run_lengths=True)
     root = tmp_path / "run"
     res = _launch(2, "-m", "mintrl.segment", "--", "--config", str(tmp_path / "cfg.yaml"),
                   "--run", run, "--task", "arith", "--start", "1", "--end", "2",

@@ -8,29 +8,16 @@ import sys
 import time
 
 import pytest
-import yaml
 from safetensors.torch import load_file
-
-from mintrl import prepare
-from mintrl.config import ModelArch
-from mintrl.models import build_model
-from mintrl.pretrain import save_checkpoint
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, tokenizer):
-    root = tmp_path_factory.mktemp("seg")
-    with open("tests/micro.yaml") as f:
-        cfg = yaml.safe_load(f)
-    cfg["rl"] |= {"iterations": 3, "iterations_per_job": 3, "eval_every": 3,
-                  "prompts_per_iteration": 16, "group_size": 4}
-    (root / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    prepare.main(["--config", str(root / "cfg.yaml"), "--task", "arith", "--out",
-                  str(root / "data")])
-    arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2,
-                     num_kv_heads=1, max_positions=256)
-    save_checkpoint(build_model(arch, tokenizer, seed=0), tokenizer, root / "base")
-    return root
+    from conftest import write_micro_lab
+
+    return write_micro_lab(tmp_path_factory.mktemp("seg"), tokenizer,
+                           {"iterations": 3, "iterations_per_job": 3, "eval_every": 3,
+                            "prompts_per_iteration": 16, "group_size": 4})
 
 
 def segment_cmd(setup, out):
