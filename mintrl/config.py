@@ -316,13 +316,14 @@ class RunSpec(Strict):
         "transformers", description="Engine of the policy's rollouts and evaluations, chosen "
         "explicitly (never by what is installed): 'transformers' (CPU or GPU; the trainer's "
         "own module); 'vllm' (GPUs; its CPU build in tests), given the trainer's weights after "
-        "every iteration. The teacher runs on `teacher_engine`.")
+        "every iteration. The teacher runs on `teacher_engine`; each vLLM engine takes "
+        "`vllm_gpu_memory` of its GPU.")
     teacher_engine: Literal["transformers", "vllm"] = Field(
         "transformers", description="Engine of the teacher (MInTRL's judge and intervener): "
         "'vllm' only where the teacher just writes text (the chat judge and intervener, the "
         "model intervener with the oracle or chat judge): OPD, MENTOR and the likelihood judge "
-        "score tokens with the teacher's own model (an error there). On a GPU beside a vLLM "
-        "policy each engine takes 0.4 of its memory.")
+        "score tokens with the teacher's own model (an error there). Each vLLM engine takes "
+        "`vllm_gpu_memory` of its GPU.")
     iterations: int = Field(40, ge=1, description="RL iterations (rollout + optimisation).")
     iterations_per_job: int = Field(
         10, ge=1, description="Iterations per Snakemake job (one model load); a killed job "
@@ -509,6 +510,12 @@ class Config(Strict):
     seed: int = Field(0, ge=0, description="Global seed; every stage derives its seeds from it.")
     device: Literal["cpu", "cuda"] = Field(
         "cpu", description="Where models run: 'cpu' (the embedded default) or 'cuda'.")
+    vllm_gpu_memory: float = Field(
+        0.4, gt=0, le=0.95, description="Share of a GPU's memory each vLLM engine takes "
+        "(vLLM's `gpu_memory_utilization`). A segment may hold two beside the trainer (a vLLM "
+        "policy and a vLLM teacher): their shares and DeepSpeed's share must fit in one GPU. "
+        "Evaluation and the filter hold one engine and nothing else (raise it there with "
+        "`--config` overrides if they run out of KV cache).")
     threads: int = Field(
         1, ge=1, description="torch threads per process: two jobs with two threads each on two "
         "cores were 20-40x slower than one thread each."

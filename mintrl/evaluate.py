@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     samples = args.samples or cfg.evaluation.samples
     args.engine = args.engine or cfg.rl.engine
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,
-                                    cfg.device, args.tensor_parallel)
+                                    cfg.device, args.tensor_parallel,
+                                    gpu_memory=cfg.vllm_gpu_memory)
     print(f"[evaluate] run {args.run} iteration {args.iteration}: {args.checkpoint} on "
           f"{[str(p) for p in args.prompts]}, {samples} samples/problem, device {cfg.device}, "
           f"engine {args.engine}", flush=True)

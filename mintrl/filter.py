@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{args.prompts}: task {task!r} has no entry under `tasks` in "
                          f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
     engine, tokenizer = load_engine(args.engine or cfg.rl.engine, args.checkpoint,
-                                    cfg.evaluation.batch_size, cfg.device, args.tensor_parallel)
+                                    cfg.evaluation.batch_size, cfg.device, args.tensor_parallel,
+                                    gpu_memory=cfg.vllm_gpu_memory)
     sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
     print(f"[filter] {task}: {len(problems)} training prompts x {cfg.filter.samples} samples of "
           f"{args.checkpoint}, device {cfg.device}, engine {args.engine or cfg.rl.engine}",

@@ -116,7 +116,7 @@ def run_segment(args, cfg, run: Run) -> dict:
               + f", device {args.device}, engine {spec.engine}"
               + (f", {world()} data-parallel ranks" if world() > 1 else ""), flush=True)
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
-                             args.device, args.tensor_parallel)
+                             args.device, args.tensor_parallel, cfg.vllm_gpu_memory)
     teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
     if teacher is not None and is_main():
         print(f"[segment] teacher {args.teacher} on engine {spec.teacher_engine}", flush=True)
@@ -163,14 +163,15 @@ def run_segment(args, cfg, run: Run) -> dict:
 
 
 def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
-                   tensor_parallel: int = 1):
+                   tensor_parallel: int = 1, gpu_memory: float = 0.4):
     """What samples the policy's rollouts: the trainer's own module (transformers: always in
     sync), or a vLLM engine started from the segment's first checkpoint and given the
     trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
     if spec.engine == "vllm":
         from mintrl.engine.vllm_engine import VLLMEngine
 
-        return VLLMEngine(checkpoint, device, tensor_parallel_size=tensor_parallel)
+        return VLLMEngine(checkpoint, device, tensor_parallel_size=tensor_parallel,
+                          gpu_memory_utilization=gpu_memory)
     return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
                               batch_size=512)
 
@@ -186,7 +187,8 @@ def load_teacher(spec, args, tokenizer, first: int):
     # transformers unless teacher_engine says vllm, which the config allows only where the
     # teacher writes text: OPD, MENTOR and the likelihood judge score tokens with its model
     teacher, tok = load_engine(spec.teacher_engine, str(args.teacher), batch_size=512,
-                               device=args.device, tensor_parallel_size=args.tensor_parallel)
+                               device=args.device, tensor_parallel_size=args.tensor_parallel,
+                               gpu_memory=args.vllm_gpu_memory)
     if spec.method in ("opd", "mentor"):
         shared_vocab_check(tokenizer, tok, spec.method)
     if hasattr(teacher, "model"):
@@ -332,6 +334,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out_metrics = args.out_metrics or end_dir / "segment.json"
     torch.set_num_threads(args.threads or cfg.threads)
     args.device = args.device or cfg.device
+    args.vllm_gpu_memory = cfg.vllm_gpu_memory
     startup = run_segment(args, cfg, run)
     if not is_main():
         return

@@ -29,6 +29,7 @@ def test_default_config_is_valid():
         (("tasks", "intfn", "hard", "lo"), 9, "tasks.intfn.hard"),  # lo > hi
         (("evaluation", "samples"), "many", "evaluation.samples"),
         (("threads",), -1, "threads"),
+        (("vllm_gpu_memory",), 1.5, "vllm_gpu_memory"),  # a share of one GPU
         (("rl", "group_size"), 1, "rl.group_size"),
         (("rl", "engine"), "vllm2", "rl.engine"),
         (("rl", "minibatch_size"), 48, "rl"),  # not a multiple of micro_batch_size (32)

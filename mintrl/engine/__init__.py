@@ -8,8 +8,9 @@ ENGINES = ("transformers", "vllm")
 
 
 def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str = "cpu",
-                tensor_parallel_size: int = 1):
-    """Load a Hugging Face checkpoint into the named engine; returns (engine, tokenizer)."""
+                tensor_parallel_size: int = 1, gpu_memory: float = 0.4):
+    """Load a Hugging Face checkpoint into the named engine; returns (engine, tokenizer).
+    ``gpu_memory``: the share of a GPU a vLLM engine takes (config key ``vllm_gpu_memory``)."""
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -17,7 +18,8 @@ def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str =
     if name == "vllm":
         from mintrl.engine.vllm_engine import VLLMEngine
 
-        return (VLLMEngine(checkpoint, device, tensor_parallel_size),
+        return (VLLMEngine(checkpoint, device, tensor_parallel_size,
+                           gpu_memory_utilization=gpu_memory),
                 AutoTokenizer.from_pretrained(checkpoint))
 
     from mintrl.engine.transformers_engine import TransformersEngine
