@@ -112,6 +112,27 @@ def test_paper_config_builds_its_whole_dag_offline(tmp_path):
     assert runs["C256"].spec_for("math_1p7b").chunk_tokens == 256  # a run's override wins
 
 
+def test_every_paper_source_is_pinned():
+    """A branch name would let a rerun fetch other weights or problems: every Hub model and
+    dataset file of the paper's setting names a commit, every release file a sha256."""
+    import re
+
+    cfg = load_config(ROOT / "config" / "paper.yaml")
+    unpinned = []
+    for name, task in cfg.tasks.items():
+        for role in ("base", "teacher"):
+            ref = getattr(task, role)
+            if ref.hub and not re.fullmatch(r"[0-9a-f]{40}", ref.revision or ""):
+                unpinned.append(f"{name}.{role}: {ref.hub}@{ref.revision}")
+        for part in ("train", "benchmarks"):
+            for src_name, src in getattr(task, part).items():
+                ok = (re.fullmatch(r"[0-9a-f]{40}", src.revision or "") if src.hub
+                      else bool(src.sha256) if src.url else True)
+                if not ok:
+                    unpinned.append(f"{name}.{part}.{src_name}")
+    assert not unpinned, unpinned
+
+
 def test_dataset_task_keys_are_checked_naming_the_key(lab):
     _, path, cfg = lab
     def bad(mutate):
