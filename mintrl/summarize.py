@@ -73,6 +73,14 @@ def problem_scores(evals: pd.DataFrame, row_of: dict[str, str]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def trained_benchmarks(scores: pd.DataFrame, trained: set[str]) -> pd.DataFrame:
+    """Only the benchmarks the ``trained`` runs were evaluated on (the lab's base and teacher
+    are evaluated on every task: an arith-only ablation's table has no intfn columns, and
+    its reference rows get an average over the same benchmarks). No trained run: all."""
+    mine = scores[scores["run"].isin(trained)]
+    return scores[scores["benchmark"].isin(set(mine["benchmark"]))] if len(mine) else scores
+
+
 def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.DataFrame:
     """Long table (row, benchmark, metric, mean, std, lo, hi, seeds), in %: each row's runs
     are its seeds. "average" is the mean over benchmarks, only for rows that have them all."""
@@ -201,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         reference = runs[ref].entry if ref else None
     evals = eval_records(args.evals)
     runs = results_table(evals, args.order)
-    scores = problem_scores(evals, row_of)
+    scores = trained_benchmarks(problem_scores(evals, row_of), set(row_of))
     stats = pd.concat([seed_table(scores, m) for m in SAMPLE_METRICS], ignore_index=True)
     rows = list(dict.fromkeys(row_of.get(r, r) for r in args.order))
     pass1 = stats[stats["metric"] == "pass@1"]

@@ -81,6 +81,27 @@ def test_rows_average_their_seeds_from_the_per_sample_files(tmp_path):
     assert "| grpo | **75.0 ± 35.4" in md and "| base | 0.0 ± 0.0 [0.0, 0.0]" in md
 
 
+def test_an_ablation_on_one_task_has_only_that_tasks_columns(tmp_path):
+    """The lab rows are evaluated on every task; an arith-only ablation's table shows arith
+    only, with an average for every row over those columns."""
+    import pandas as pd
+
+    from mintrl.summarize import problem_scores, seed_table, trained_benchmarks
+
+    paths = []
+    for name, task in (("base", "arith"), ("base", "intfn"), ("C8", "arith")):
+        folder = tmp_path / f"{name}_{task}"
+        folder.mkdir()
+        paths.append(_eval(folder, name, task, 4, 0.0, 0.0))
+        pd.DataFrame([{"problem_id": f"p{i}", "split": split, "reward": 1.0, "strict": True,
+                       "step_accuracy": 1.0} for split in ("easy", "hard") for i in range(3)]
+                     ).to_parquet(folder / "samples.parquet")
+    scores = trained_benchmarks(problem_scores(eval_records(paths), {"C8": "C8"}), {"C8"})
+    stats = seed_table(scores, "pass@1", n_boot=50)
+    assert set(stats["benchmark"]) == {"arith/easy", "arith/hard", "average"}
+    assert set(stats[stats["benchmark"] == "average"]["row"]) == {"base", "C8"}
+
+
 def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
     import pandas as pd
 
