@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -32,6 +34,20 @@ from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem
 
 RESULTS = Path("results")
+
+
+@contextmanager
+def counting_forwards(models: dict[str, torch.nn.Module]):
+    """Counts each model's top-level forward calls: a decode loop's sequential steps, which
+    on a CPU cost about the same at any batch size for models this small."""
+    counts: Counter = Counter()
+    hooks = [m.register_forward_pre_hook(lambda *_, n=name: counts.update([n]))
+             for name, m in models.items()]
+    try:
+        yield counts
+    finally:
+        for h in hooks:
+            h.remove()
 
 
 def main() -> None:
@@ -54,17 +70,22 @@ def main() -> None:
     rows = []
     for rep in range(args.repeats):
         sampling = Sampling(max_new_tokens=cfg.tasks[args.task].max_new_tokens, seed=rep)
-        t0 = time.perf_counter()
-        plain = pol.generate(ids, sampling)
-        t_plain = time.perf_counter() - t0
-        n_plain = sum(map(len, plain.token_ids))
-        row = {"plain_s": t_plain, "plain_tokens": n_plain}
-        for name, cached in (("semi", True), ("reencode", False)):
+        models = {"policy": pol.model, "intervener": teach.model}
+        with counting_forwards(models) as fw:
             t0 = time.perf_counter()
-            trajs, split = semi_on_policy_rollouts(
-                pol.model, tok, expanded, OracleJudge(), ModelIntervener(teach, ttok, tok),
-                intensity, sampling, use_intervener_cache=cached)
-            t = time.perf_counter() - t0
+            plain = pol.generate(ids, sampling)
+            t_plain = time.perf_counter() - t0
+        n_plain = sum(map(len, plain.token_ids))
+        row = {"plain_s": t_plain, "plain_tokens": n_plain, "plain_forwards": fw["policy"]}
+        for name, cached in (("semi", True), ("reencode", False)):
+            with counting_forwards(models) as fw:
+                t0 = time.perf_counter()
+                trajs, split = semi_on_policy_rollouts(
+                    pol.model, tok, expanded, OracleJudge(), ModelIntervener(teach, ttok, tok),
+                    intensity, sampling, use_intervener_cache=cached)
+                t = time.perf_counter() - t0
+            row |= {f"{name}_policy_forwards": fw["policy"],
+                    f"{name}_intervener_forwards": fw["intervener"]}
             n = sum(len(tr.tokens) for tr in trajs)
             decoded = split["tokens/policy_sampled"] + split["tokens/intervener"]
             row |= {f"{name}_s": t, f"{name}_tokens": n, f"{name}_decoded": decoded,
@@ -86,12 +107,15 @@ def main() -> None:
                 f"plain round, {med[name + '_per_token_ratio']:.2f}x per token kept, "
                 f"{med[name + '_per_decoded_ratio']:.2f}x per token decoded "
                 f"({med[name + '_decoded']}, cut ones included; "
-                f"{med[name + '_intervener_tokens']} by the intervener)\n")
+                f"{med[name + '_intervener_tokens']} by the intervener); forwards: "
+                f"{med[name + '_policy_forwards']} policy + "
+                f"{med[name + '_intervener_forwards']} intervener\n")
 
     text = (f"{args.task}: {len(expanded)} rollouts, C/R/L = {intensity.chunk_tokens}/"
             f"{intensity.max_reviews}/{intensity.correction_tokens}, one thread; the repeat "
             f"with the median ratio of {args.repeats}, each measured side by side:\n"
-            f"- plain on-policy round: {med['plain_s']:.2f} s ({med['plain_tokens']} tokens)\n"
+            f"- plain on-policy round: {med['plain_s']:.2f} s ({med['plain_tokens']} tokens, "
+            f"{med['plain_forwards']} forwards)\n"
             + line("semi", "MInTRL round, intervener KV cache kept")
             + line("reencode", "MInTRL round, intervener re-encoding each prefix"))
     (RESULTS / "benchmarks" / f"round_cost_{args.task}.md").write_text(text)
