@@ -68,26 +68,28 @@ class ChunkedDecoder:
         return len(self.tokens[row]) - self.fed[row]
 
     def _forward(self, ids, mask, positions, cache):
+        """Next-token logits (b, V) after the last column of ``ids`` (only that position's
+        logits are computed: a block's (b, width, V) over a 152k vocabulary is gigabytes)."""
         return self.model(input_ids=ids.to(self.dev), attention_mask=mask.to(self.dev),
-                          position_ids=positions.to(self.dev),
-                          **{self._cache_kw: cache}).logits.float()
+                          position_ids=positions.to(self.dev), logits_to_keep=1,
+                          **{self._cache_kw: cache}).logits[:, -1, :].float()
 
     def _feed_step(self, rows, cache, mask) -> tuple[torch.Tensor, torch.Tensor]:
-        """Feed every row's pending tokens (right-padded block after its cache); returns the
-        new mask and each row's next-token logits (b, V)."""
+        """Feed every row's pending tokens as a block after its cache, right-aligned (the
+        padding, masked, comes first) so that every row's last token is the block's last
+        column; returns the new mask and each row's next-token logits (b, V)."""
         pending = [self.tokens[r][self.fed[r] :] for r in rows]
         width = max(map(len, pending))
         ids = torch.full((len(rows), width), self.pad, dtype=torch.long)
         block = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, toks in enumerate(pending):
-            ids[i, : len(toks)] = torch.tensor(toks, dtype=torch.long)
-            block[i, : len(toks)] = 1
-        start = torch.tensor([self.fed[r] for r in rows])
-        positions = start[:, None] + torch.arange(width)[None, :]
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, (r, toks) in enumerate(zip(rows, pending, strict=True)):
+            if toks:
+                ids[i, width - len(toks) :] = torch.tensor(toks, dtype=torch.long)
+                block[i, width - len(toks) :] = 1
+                positions[i, width - len(toks) :] = self.fed[r] + torch.arange(len(toks))
         mask = torch.cat([mask, block], dim=1)
-        out = self._forward(ids, mask, positions, cache)  # (b, width, V)
-        last = torch.tensor([max(len(t) - 1, 0) for t in pending], device=out.device)
-        logits = out[torch.arange(len(rows), device=out.device), last]
+        logits = self._forward(ids, mask, positions, cache)  # (b, V)
         for i, (r, toks) in enumerate(zip(rows, pending, strict=True)):
             if not toks:  # nothing pending: its logits were kept from the last call
                 logits[i] = self.logits[r]
@@ -132,7 +134,7 @@ class ChunkedDecoder:
             steps.append((nxt, lp, running))
             mask = torch.cat([mask, running.long()[:, None]], dim=1)
             feed = torch.where(running, nxt, torch.full_like(nxt, self.pad))
-            new = self._forward(feed[:, None], mask, next_pos[:, None], cache)[:, -1, :]
+            new = self._forward(feed[:, None], mask, next_pos[:, None], cache)
             logits = torch.where(running[:, None].to(new.device), new, logits)
             next_pos = next_pos + running.long()
             count = count + running.long()

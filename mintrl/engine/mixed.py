@@ -95,8 +95,8 @@ class MixedPolicySampler:
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         models = (self.student, self.teacher)
         caches = [growing_cache(m.config, room=sampling.max_new_tokens) for m in models]
-        logits = [m(input_ids=ids, attention_mask=mask, position_ids=pos,
-                    **{cache_kwarg(m): c}).logits[:, -1, :].float()
+        logits = [m(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1,
+                    **{cache_kwarg(m): c}).logits[:, -1, :].float()  # the last position's only
                   for m, c in zip(models, caches, strict=True)]
         out = MixedGeneration([[] for _ in range(n)], [[] for _ in range(n)],
                               [[] for _ in range(n)], [[] for _ in range(n)], ["length"] * n)

@@ -108,8 +108,11 @@ class TransformersEngine:
         ids, mask = ids.to(dev), mask.to(dev)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = growing_cache(self.model.config, room=sampling.max_new_tokens)
+        # logits of the last position only: (b, T, V) logits over a 152k vocabulary would be
+        # gigabytes for a batch of long prompts, and only the last position is sampled from
         logits = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, **{self._cache_kw: cache}
+            input_ids=ids, attention_mask=mask, position_ids=positions,
+            logits_to_keep=1, **{self._cache_kw: cache},
         ).logits[:, -1, :]
 
         tokens: list[list[int]] = [[] for _ in range(n)]
