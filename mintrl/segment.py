@@ -117,7 +117,7 @@ def run_segment(args, cfg, run: Run) -> dict:
               + (f", {world()} data-parallel ranks" if world() > 1 else ""), flush=True)
     sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
                              args.device, args.tensor_parallel, cfg.vllm_gpu_memory)
-    teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1)
+    teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1, cfg.vllm_gpu_memory)
     if teacher is not None and is_main():
         print(f"[segment] teacher {args.teacher} on engine {spec.teacher_engine}", flush=True)
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
@@ -163,7 +163,7 @@ def run_segment(args, cfg, run: Run) -> dict:
 
 
 def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
-                   tensor_parallel: int = 1, gpu_memory: float = 0.4):
+                   tensor_parallel: int, gpu_memory: float):
     """What samples the policy's rollouts: the trainer's own module (transformers: always in
     sync), or a vLLM engine started from the segment's first checkpoint and given the
     trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
@@ -176,7 +176,7 @@ def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
                               batch_size=512)
 
 
-def load_teacher(spec, args, tokenizer, first: int):
+def load_teacher(spec, args, tokenizer, first: int, gpu_memory: float):
     """The teacher's (engine, tokenizer) when a segment starting at ``first`` needs it
     (``RunSpec.teacher_needed``), else (None, None). OPD and MENTOR compare the two models'
     distributions token by token: a teacher with another vocabulary is an error."""
@@ -188,7 +188,7 @@ def load_teacher(spec, args, tokenizer, first: int):
     # teacher writes text: OPD, MENTOR and the likelihood judge score tokens with its model
     teacher, tok = load_engine(spec.teacher_engine, str(args.teacher), batch_size=512,
                                device=args.device, tensor_parallel_size=args.tensor_parallel,
-                               gpu_memory=args.vllm_gpu_memory)
+                               gpu_memory=gpu_memory)
     if spec.method in ("opd", "mentor"):
         shared_vocab_check(tokenizer, tok, spec.method)
     if hasattr(teacher, "model"):
@@ -334,7 +334,6 @@ def main(argv: list[str] | None = None) -> None:
     args.out_metrics = args.out_metrics or end_dir / "segment.json"
     torch.set_num_threads(args.threads or cfg.threads)
     args.device = args.device or cfg.device
-    args.vllm_gpu_memory = cfg.vllm_gpu_memory
     startup = run_segment(args, cfg, run)
     if not is_main():
         return
