@@ -117,16 +117,19 @@ def test_every_paper_source_is_pinned():
     dataset file of the paper's setting names a commit, every release file a sha256."""
     import re
 
+    def commit(rev):
+        return re.fullmatch(r"[0-9a-f]{40}", rev or "")
+
     cfg = load_config(ROOT / "config" / "paper.yaml")
     unpinned = []
     for name, task in cfg.tasks.items():
         for role in ("base", "teacher"):
             ref = getattr(task, role)
-            if ref.hub and not re.fullmatch(r"[0-9a-f]{40}", ref.revision or ""):
+            if ref.hub and not commit(ref.revision):
                 unpinned.append(f"{name}.{role}: {ref.hub}@{ref.revision}")
         for part in ("train", "benchmarks"):
             for src_name, src in getattr(task, part).items():
-                ok = (re.fullmatch(r"[0-9a-f]{40}", src.revision or "") if src.hub
+                ok = (commit(src.revision) if src.hub
                       else bool(src.sha256) if src.url else True)
                 if not ok:
                     unpinned.append(f"{name}.{part}.{src_name}")
