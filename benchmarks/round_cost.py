@@ -3,6 +3,7 @@
 Run after the main command (it reads the pre-trained base and teacher):
 
     python benchmarks/round_cost.py --task arith   # -> results/benchmarks/round_cost_arith.md
+    python benchmarks/round_cost.py --task arith --intensity 16/3/16   # other C/R/L: ..._16-3-16.md
 
 Same prompts, same number of rollouts, same sampling settings, one torch thread, side by side
 in each repeat: a plain on-policy round, and a semi-on-policy round (chunks of C tokens, oracle
@@ -12,7 +13,9 @@ each correction re-encoding prompt and prefix. Reports wall time, tokens, the ra
 plain round and two per-token ratios: per token kept (the semi round writes longer responses
 where corrections continue a rollout the policy would have ended) and per token decoded (the
 policy's tokens after a cut are decoded, reviewed and dropped), with the semi round's own
-split.
+split, and the ratio of sequential forwards (policy + intervener against plain): at these
+model sizes a decode step costs about the same at any batch size, so this ratio is the
+round's floor whatever the per-step overheads.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=32)
     ap.add_argument("--rollouts", type=int, default=4, help="per prompt")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--intensity", metavar="C/R/L",
+                    help="chunk tokens / max reviews / correction tokens (default: the config's)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     cfg = load_config(RESULTS / "config" / "resolved.yaml")
@@ -67,6 +72,13 @@ def main() -> None:
     expanded = [p for p in problems for _ in range(args.rollouts)]
     ids = tok([p.prompt for p in expanded], add_special_tokens=False)["input_ids"]
     intensity = Intensity(spec.chunk_tokens, spec.max_reviews, spec.correction_tokens)
+    stem = f"round_cost_{args.task}"
+    if args.intensity:
+        try:
+            intensity = Intensity(*map(int, args.intensity.split("/")))
+        except (TypeError, ValueError):
+            ap.error(f"--intensity {args.intensity!r}: expected C/R/L, three integers")
+        stem += "_" + args.intensity.replace("/", "-")
     rows = []
     for rep in range(args.repeats):
         sampling = Sampling(max_new_tokens=cfg.tasks[args.task].max_new_tokens, seed=rep)
@@ -85,7 +97,9 @@ def main() -> None:
                     intensity, sampling, use_intervener_cache=cached)
                 t = time.perf_counter() - t0
             row |= {f"{name}_policy_forwards": fw["policy"],
-                    f"{name}_intervener_forwards": fw["intervener"]}
+                    f"{name}_intervener_forwards": fw["intervener"],
+                    f"{name}_forwards_ratio": (fw["policy"] + fw["intervener"])
+                    / row["plain_forwards"]}
             n = sum(len(tr.tokens) for tr in trajs)
             decoded = split["tokens/policy_sampled"] + split["tokens/intervener"]
             row |= {f"{name}_s": t, f"{name}_tokens": n, f"{name}_decoded": decoded,
@@ -98,7 +112,7 @@ def main() -> None:
     med = sorted(rows, key=lambda r: r["semi_ratio"])[len(rows) // 2]
     report = {"task": args.task, "rollouts": len(expanded), "intensity": intensity.__dict__,
               "repeats": rows, "median": med}
-    write_json(RESULTS / "benchmarks" / f"round_cost_{args.task}.json", report)
+    write_json(RESULTS / "benchmarks" / f"{stem}.json", report)
 
     def line(name: str, label: str) -> str:
         return (f"- {label}: {med[name + '_s']:.2f} s ({med[name + '_tokens']} tokens: generate "
@@ -109,7 +123,8 @@ def main() -> None:
                 f"({med[name + '_decoded']}, cut ones included; "
                 f"{med[name + '_intervener_tokens']} by the intervener); forwards: "
                 f"{med[name + '_policy_forwards']} policy + "
-                f"{med[name + '_intervener_forwards']} intervener\n")
+                f"{med[name + '_intervener_forwards']} intervener "
+                f"({med[name + '_forwards_ratio']:.2f}x the plain round's)\n")
 
     text = (f"{args.task}: {len(expanded)} rollouts, C/R/L = {intensity.chunk_tokens}/"
             f"{intensity.max_reviews}/{intensity.correction_tokens}, one thread; the repeat "
@@ -118,7 +133,7 @@ def main() -> None:
             f"{med['plain_forwards']} forwards)\n"
             + line("semi", "MInTRL round, intervener KV cache kept")
             + line("reencode", "MInTRL round, intervener re-encoding each prefix"))
-    (RESULTS / "benchmarks" / f"round_cost_{args.task}.md").write_text(text)
+    (RESULTS / "benchmarks" / f"{stem}.md").write_text(text)
     print(text)
 
 
