@@ -122,19 +122,25 @@ class ChunkedDecoder:
         count = torch.zeros_like(limit)
         next_pos = torch.tensor([len(self.tokens[r]) for r in rows])
         steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-        while running.any():
+        while True:
             raw = torch.log_softmax(logits, dim=-1)
             probs = torch.softmax(filter_logits(logits, self.sampling), dim=-1)
             nxt = torch.multinomial(probs.cpu(), 1, generator=self.gen).squeeze(1)  # (b,)
             lp = raw.gather(-1, nxt.to(raw.device)[:, None]).squeeze(1).cpu()
             steps.append((nxt, lp, running))
+            count = count + running.long()
+            still = running & (nxt != self.eos) & (count < limit)
+            if not still.any():
+                # The tokens just sampled stay pending: the next call feeds them in the batch
+                # it feeds anyway (a correction, the other rows' last tokens), one sequential
+                # forward fewer per call; a row that is cut or dropped never needed them.
+                break
             mask = torch.cat([mask, running.long()[:, None]], dim=1)
             feed = torch.where(running, nxt, torch.full_like(nxt, self.pad))
             new = self._forward(feed[:, None], mask, next_pos[:, None], cache)
             logits = torch.where(running[:, None].to(new.device), new, logits)
             next_pos = next_pos + running.long()
-            count = count + running.long()
-            running = running & (nxt != self.eos) & (count < limit)
+            running = still
         # One conversion at the end: per-element tensor indexing in the loop cost more than
         # a toy model's forward.
         for nxt, lp, ran in steps:
