@@ -324,6 +324,12 @@ class RunSpec(Strict):
         "model intervener with the oracle or chat judge): OPD, MENTOR and the likelihood judge "
         "score tokens with the teacher's own model (an error there). Each vLLM engine takes "
         "`vllm_gpu_memory` of its GPU.")
+    generation_cache: Literal["dynamic", "static"] = Field(
+        "dynamic", description="KV cache of the transformers engine's plain rounds (GRPO "
+        "groups, control rollouts): 'dynamic' (finished rows leave the batch); 'static' "
+        "(every shape fixed, the decode step compiled into a CUDA graph on GPUs: "
+        "`benchmarks/gpu_bench.sh` compares the two; eager and no faster on CPU). MInTRL's "
+        "chunked rounds keep their own per-row caches either way.")
     iterations: int = Field(40, ge=1, description="RL iterations (rollout + optimisation).")
     iterations_per_job: int = Field(
         10, ge=1, description="Iterations per Snakemake job (one model load); a killed job "
@@ -423,6 +429,9 @@ class RunSpec(Strict):
             raise ValueError("teacher_engine: vllm serves a teacher that writes text (MInTRL's "
                              "chat judge and interveners); OPD, MENTOR and the likelihood judge "
                              "score tokens with its model: use teacher_engine: transformers")
+        if self.generation_cache == "static" and self.engine != "transformers":
+            raise ValueError("generation_cache: 'static' is the transformers engine's cache; "
+                             f"engine: {self.engine} manages its own")
         if self.method == "mentor" and self.n_guided >= self.group_size:
             raise ValueError(f"n_guided ({self.n_guided}) must be below group_size "
                              f"({self.group_size}): MENTOR's advantages need on-policy samples")

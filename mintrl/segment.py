@@ -173,7 +173,7 @@ def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
         return VLLMEngine(checkpoint, device, tensor_parallel_size=tensor_parallel,
                           gpu_memory_utilization=gpu_memory)
     return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
-                              batch_size=512)
+                              batch_size=512, cache=spec.generation_cache)
 
 
 def load_teacher(spec, args, tokenizer, first: int, gpu_memory: float):

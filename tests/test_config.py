@@ -32,6 +32,7 @@ def test_default_config_is_valid():
         (("vllm_gpu_memory",), 1.5, "vllm_gpu_memory"),  # a share of one GPU
         (("rl", "group_size"), 1, "rl.group_size"),
         (("rl", "engine"), "vllm2", "rl.engine"),
+        (("rl", "generation_cache"), "paged", "rl.generation_cache"),
         (("rl", "minibatch_size"), 48, "rl"),  # not a multiple of micro_batch_size (32)
         (("runs", 0, "overrides", "lr"), -1.0, "runs.0.overrides.lr"),
         (("runs", 0, "overrides", "sampling.temprature"), 0.7,
@@ -51,6 +52,13 @@ def test_bad_key_or_value_is_named(path, value, key):
     with pytest.raises(ConfigError) as err:
         parse_config(data, "my.yaml")
     assert key in str(err.value) and "my.yaml" in str(err.value)
+
+
+def test_a_static_cache_on_the_vllm_engine_is_refused_naming_the_key():
+    data = _default()
+    data["rl"] |= {"engine": "vllm", "generation_cache": "static"}
+    with pytest.raises(ConfigError, match="generation_cache"):
+        parse_config(data, "my.yaml")
 
 
 def _with_runs(runs):

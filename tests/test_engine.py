@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from mintrl.engine import Sampling
@@ -103,3 +104,53 @@ def test_the_growing_kv_cache_gives_transformers_own_numbers(tiny_model, tokeniz
         outs.append(got)
     for a, b in zip(*outs, strict=True):
         assert torch.equal(a, b)
+
+
+def _static(model, tokenizer):
+    """On a CPU the static loop runs eagerly (compiling it is the CUDA path)."""
+    return TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                              cache="static")
+
+
+def test_the_static_cache_records_the_models_own_logprobs_and_stops_at_eos(tiny_model,
+                                                                         tokenizer):
+    """``generation_cache: static``: prompts of different widths (padded to a shared bucket),
+    a finished row that stays in the batch fed padding: every recorded log-prob is still the
+    raw model's, and a row ends at its EOS."""
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"]
+               for t in ["47 +8 *3\n", "05 -1\n", "f(x): add 3, mul x, mod 7\n"]]
+    gen = _static(tiny_model, tokenizer).generate(
+        prompts, Sampling(max_new_tokens=24, temperature=0.7, top_k=20, seed=1))
+    for p, toks, lps, why in zip(prompts, gen.token_ids, gen.logprobs, gen.finish_reasons,
+                                 strict=True):
+        assert len(toks) == len(lps) > 0
+        torch.testing.assert_close(torch.tensor(lps), _recomputed_logprobs(tiny_model, p, toks),
+                                   atol=1e-4, rtol=0)
+        assert (why == "stop") == (toks[-1] == tokenizer.eos_token_id)
+        assert tokenizer.eos_token_id not in toks[:-1]
+    eos = tokenizer.eos_token_id
+    bias = torch.zeros(len(tokenizer))
+    bias[eos] = 50.0
+    stopped = _static(_BiasedModel(tiny_model, bias), tokenizer).generate(
+        [[5, 6, 7], [8]], Sampling(max_new_tokens=5))
+    assert stopped.token_ids == [[eos], [eos]] and stopped.finish_reasons == ["stop"] * 2
+
+
+def test_the_static_and_dynamic_caches_sample_the_same_tokens(tiny_model, tokenizer):
+    """Without an EOS (none can be sampled) both loops draw the same random stream: the same
+    tokens, and two batches in a row reuse the static cache without leaking the first."""
+    bias = torch.zeros(len(tokenizer))
+    bias[tokenizer.eos_token_id] = float("-inf")
+    model = _BiasedModel(tiny_model, bias)
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"]
+               for t in ["12 +3\n", "9 *9 -4\n"] * 3]
+    s = Sampling(max_new_tokens=20, seed=3)
+    dynamic = TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                                 batch_size=3).generate(prompts, s)
+    engine = _static(model, tokenizer)
+    engine.batch_size = 3
+    static = engine.generate(prompts, s)
+    assert static.token_ids == dynamic.token_ids
+    assert static.finish_reasons == ["length"] * 6
+    for a, b in zip(static.logprobs, dynamic.logprobs, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)

@@ -86,3 +86,26 @@ def test_state_left_by_other_inputs_is_not_resumed(setup, tmp_path):
     assert find_resume(tmp_path, 1, 3, "mine") == 0
     (state / "done.json").write_text(json.dumps({"fingerprint": "mine", "iteration": 2}))
     assert find_resume(tmp_path, 1, 3, "mine") == 2
+
+
+def test_the_policy_samples_its_plain_rounds_with_the_configured_cache(tiny_model, tokenizer):
+    """``rl.generation_cache`` reaches the segment's policy sampler: 'static' samples with
+    fixed shapes, and the rollouts' log-probs are still the policy's own."""
+    from types import SimpleNamespace
+
+    from mintrl.config import RunSpec
+    from mintrl.engine import Sampling
+    from mintrl.logprobs import response_logprobs
+    from mintrl.segment import policy_sampler
+
+    trainer = SimpleNamespace(module=tiny_model)
+    for cache in ("dynamic", "static"):
+        sampler = policy_sampler(RunSpec(generation_cache=cache), trainer, tokenizer,
+                                 checkpoint=None, device="cpu", tensor_parallel=1,
+                                 gpu_memory=0.4)
+        assert (sampler._static is not None) == (cache == "static")
+        prompts = [tokenizer("12 +3\n", add_special_tokens=False)["input_ids"]] * 3
+        gen = sampler.generate(prompts, Sampling(max_new_tokens=12, seed=0))
+        want = response_logprobs(tiny_model, prompts, gen.token_ids, tokenizer.pad_token_id)
+        for got, ref in zip(gen.logprobs, want, strict=True):
+            assert got == pytest.approx(ref, abs=1e-4)
