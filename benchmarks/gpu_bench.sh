@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Issue 9's GPU figures side by side on one GPU with a Qwen3-1.7B-shaped random model (no
+# downloads): the project's DeepSpeed trainer against plain torch at 8 x 4096 tokens (tokens/s,
+# MFU), teacher-forced scoring tokens/s, and the transformers engine's static (CUDA graph) against
+# its dynamic cache at batch 256. Writes results/benchmarks/gpu_bench.{json,md}; under 6 minutes
+# on one H100/H200. Pass --liger when liger-kernel is installed. See benchmarks/gpu_bench.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # three models in turn: less fragmentation
+exec python benchmarks/gpu_bench.py --shape qwen3-1.7b --device cuda "$@"
