@@ -7,6 +7,11 @@ and anchor log-probs in training, a teacher's scores on a policy's tokens, diagn
 from __future__ import annotations
 
 import torch
+from torch.utils.checkpoint import checkpoint
+
+# Positions per LM-head chunk in ``lm_logprobs``: 1024 x 151,936 fp32 logits are 0.6 GB, and
+# the backward pass holds about four such buffers at once.
+HEAD_CHUNK = 1024
 
 
 def pack_right_padded(prompts: list[list[int]], responses: list[list[int]], pad_id: int):
@@ -26,11 +31,53 @@ def pack_right_padded(prompts: list[list[int]], responses: list[list[int]], pad_
     return ids, attn, resp
 
 
-def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
-    """(B, T, V) logits, (B, T) ids -> (B, T) log p(id_t | ids_<t) in fp32; column 0 is 0."""
-    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # (B, T-1, V)
-    picked = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)  # (B, T-1)
-    return torch.nn.functional.pad(picked, (1, 0))
+def _head_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, with_entropy: bool):
+    """(n, d) hidden states, (n,) next tokens -> (n,) log-probs and (n,) entropies (zeros
+    unless ``with_entropy``), both fp32: log p = l_y − logsumexp(l), H = logsumexp(l) − Σ p l."""
+    logits = head(hidden).float()  # (n, V)
+    lse = torch.logsumexp(logits, dim=-1)
+    lp = logits.gather(-1, targets[:, None]).squeeze(-1) - lse
+    if not with_entropy:
+        return lp, torch.zeros_like(lp)
+    return lp, lse - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+
+
+def lm_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                positions: torch.Tensor, with_entropy: bool = False, chunk: int = HEAD_CHUNK):
+    """(B, T) log p(ids_t | ids_<t) at the positions where ``positions`` (B, T) is 1, 0
+    elsewhere (column 0 always); with ``with_entropy`` also the entropy (nats, temperature 1)
+    of the distribution each of those tokens was drawn from, else None.
+
+    The decoder runs once; the LM head runs only at those positions, ``chunk`` at a time, each
+    chunk's logits recomputed in the backward pass instead of kept (activation checkpointing).
+    So the (B, T, V) logits never exist: over Qwen3's 151,936-token vocabulary they are 10 GB
+    in bf16 at 8 x 4096 tokens, and their fp32 log-softmax, kept for the backward pass, 20 GB
+    more. ``model``: a Hugging Face causal LM or a DeepSpeed engine around one (its module's
+    decoder and head are called, so ZeRO-3's per-module hooks still gather the weights).
+    """
+    lm = getattr(model, "module", model)
+    hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
+                              use_cache=False).last_hidden_state  # (B, T, d)
+    sel = positions[:, 1:].bool()  # the hidden state at t - 1 predicts token t
+    h, targets = hidden[:, :-1][sel], input_ids[:, 1:][sel]  # (N, d), (N,)
+    head = lm.get_output_embeddings()
+    lps, ents = [], []
+    for start in range(0, max(len(targets), 1), chunk):
+        args = (head, h[start : start + chunk], targets[start : start + chunk], with_entropy)
+        lp, ent = (checkpoint(_head_logprobs, *args, use_reentrant=False)
+                   if torch.is_grad_enabled() else _head_logprobs(*args))
+        lps.append(lp)
+        ents.append(ent)
+
+    rows, cols = torch.nonzero(sel, as_tuple=True)
+
+    def scatter(values: list[torch.Tensor]) -> torch.Tensor:
+        """The chunks' values at their (row, position) in a (B, T) tensor (out of place, so
+        the gradient flows back to the chunks)."""
+        full = torch.zeros(input_ids.shape, dtype=torch.float32, device=input_ids.device)
+        return full.index_put((rows, cols + 1), torch.cat(values)[: len(rows)])
+
+    return scatter(lps), scatter(ents) if with_entropy else None
 
 
 @torch.no_grad()
@@ -43,8 +90,7 @@ def response_logprobs(
     for i in range(0, len(prompts), batch_size):
         p, r = prompts[i : i + batch_size], responses[i : i + batch_size]
         ids, attn, resp = pack_right_padded(p, r, pad_id)
-        logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev)).logits
-        lp = token_logprobs(logits, ids.to(dev)).cpu()
+        lp = lm_logprobs(model, ids.to(dev), attn.to(dev), resp.to(dev))[0].cpu()
         for b in range(len(p)):
             out.append(lp[b][resp[b].bool()].tolist())
     return out
@@ -61,9 +107,8 @@ def response_entropies(
     for i in range(0, len(prompts), batch_size):
         p, r = prompts[i : i + batch_size], responses[i : i + batch_size]
         ids, attn, resp = pack_right_padded(p, r, pad_id)
-        logp = torch.log_softmax(
-            model(input_ids=ids.to(dev), attention_mask=attn.to(dev)).logits[:, :-1].float(), -1)
-        ent = torch.nn.functional.pad(-(logp.exp() * logp).sum(-1), (1, 0)).cpu()  # (B, T)
+        ent = lm_logprobs(model, ids.to(dev), attn.to(dev), resp.to(dev),
+                          with_entropy=True)[1].cpu()  # (B, T)
         for b in range(len(p)):
             out.append(ent[b][resp[b].bool()].tolist())
     return out

@@ -27,7 +27,7 @@ from mintrl.distributed import (
     sum_tensor,
     world,
 )
-from mintrl.logprobs import pack_right_padded, token_logprobs
+from mintrl.logprobs import lm_logprobs, pack_right_padded
 from mintrl.objectives import get_objective
 
 DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
@@ -192,16 +192,11 @@ def pack(df: pd.DataFrame, rows: np.ndarray, pad_id: int) -> MicroBatch:
 
 
 def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = False):
-    """(b, T) token log-probs at response positions (0 elsewhere), optionally the entropy."""
-    ids = mb.input_ids.to(device)
-    logits = model(input_ids=ids, attention_mask=mb.attention_mask.to(device)).logits
-    lp = token_logprobs(logits, ids) * mb.response_mask.to(device)
-    if not with_entropy:
-        return lp, None
-    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    ent = -(logp.exp() * logp).sum(-1)  # (b, T-1): entropy of the distribution over token t+1
-    ent = torch.nn.functional.pad(ent, (1, 0)) * mb.response_mask.to(device)
-    return lp, ent
+    """(b, T) token log-probs at response positions (0 elsewhere), optionally the entropy
+    of each response token's distribution; the LM head runs at response positions only,
+    chunk by chunk (``lm_logprobs``: no (b, T, V) logits)."""
+    return lm_logprobs(model, mb.input_ids.to(device), mb.attention_mask.to(device),
+                       mb.response_mask.to(device), with_entropy=with_entropy)
 
 
 @dataclass

@@ -40,7 +40,9 @@ def test_two_ranks_learn_what_one_process_learns(tmp_path, objective):
     for k in w1:
         assert torch.allclose(w1[k], w2[k], atol=1e-5), k
     for key in ("losses/loss", "losses/grad_norm", "policy/entropy", "losses/optimizer_steps"):
-        assert s2[key] == pytest.approx(s1[key], rel=1e-5), key
+        # abs: GRPO's first loss is a mean of O(1) per-token terms that nearly cancel (ratio
+        # 1, advantages summing to 0 per group), so its float error is relative to the terms
+        assert s2[key] == pytest.approx(s1[key], rel=1e-5, abs=1e-7), key
     if objective == "regression":
         assert s2["losses/residual0_abs"] == pytest.approx(s1["losses/residual0_abs"])
 
