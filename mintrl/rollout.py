@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
     spec = run.spec_for(args.task)
     torch.set_num_threads(args.threads or cfg.threads)
     engine, tokenizer = load_engine(spec.engine, args.checkpoint, batch_size=512,
-                                    device=cfg.device)
+                                    device=cfg.device, gpu_memory=cfg.vllm_gpu_memory)
     problems = select_prompts(load_problems(args.prompts), spec.prompts_per_iteration,
                               run.seed, args.iteration)
     sampling = sampling_for(spec, cfg.tasks[args.task].max_new_tokens,

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
 
     teacher, teacher_tok = load_engine(run_spec.engine, str(args.teacher), batch_size=512,
-                                       device=device)
+                                       device=device, gpu_memory=cfg.vllm_gpu_memory)
     policy_tok = AutoTokenizer.from_pretrained(args.init)
     problems = load_problems(args.prompts)
     sampling = sampling_for(run_spec, cfg.tasks[args.task].max_new_tokens,

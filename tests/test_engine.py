@@ -154,3 +154,12 @@ def test_the_static_and_dynamic_caches_sample_the_same_tokens(tiny_model, tokeni
     assert static.finish_reasons == ["length"] * 6
     for a, b in zip(static.logprobs, dynamic.logprobs, strict=True):
         assert a == pytest.approx(b, abs=1e-5)
+
+
+def test_a_vllm_engine_on_a_gpu_needs_the_configs_memory_share():
+    """No second default beside the config's ``vllm_gpu_memory``: without it, an error
+    naming the key (before vLLM is imported or any memory is taken)."""
+    from mintrl.engine.vllm_engine import VLLMEngine
+
+    with pytest.raises(ValueError, match="vllm_gpu_memory"):
+        VLLMEngine("results/models/arith/base", device="cuda")

@@ -8,9 +8,10 @@ ENGINES = ("transformers", "vllm")
 
 
 def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str = "cpu",
-                tensor_parallel_size: int = 1, gpu_memory: float = 0.4):
+                tensor_parallel_size: int = 1, gpu_memory: float | None = None):
     """Load a Hugging Face checkpoint into the named engine; returns (engine, tokenizer).
-    ``gpu_memory``: the share of a GPU a vLLM engine takes (config key ``vllm_gpu_memory``)."""
+    ``gpu_memory``: the share of a GPU a vLLM engine takes (config key ``vllm_gpu_memory``;
+    required for vLLM on a GPU, no default of its own beside the config's)."""
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -1,6 +1,7 @@
 """The vLLM engine: the ``Engine`` interface on vLLM, for GPUs (and vLLM's CPU build in tests).
 
-    engine = VLLMEngine("results/models/math/base", device="cuda", tensor_parallel_size=1)
+    engine = VLLMEngine("results/models/math/base", device="cuda", tensor_parallel_size=1,
+                        gpu_memory_utilization=0.4)
     gen = engine.generate(prompt_ids, Sampling(max_new_tokens=512, seed=3))
     engine.load_weights(trainer_model.state_dict())    # in place, after an optimizer step
 
@@ -39,8 +40,13 @@ def _load(worker, weights):
 
 class VLLMEngine:
     def __init__(self, checkpoint: str | Path, device: str = "cuda", tensor_parallel_size: int = 1,
-                 max_model_len: int | None = None, gpu_memory_utilization: float = 0.4,
+                 max_model_len: int | None = None, gpu_memory_utilization: float | None = None,
                  seed: int = 0):
+        """``gpu_memory_utilization``: the share of the GPU this engine takes (the config's
+        ``vllm_gpu_memory``; required on a GPU, unused by vLLM's CPU build)."""
+        if device != "cpu" and gpu_memory_utilization is None:
+            raise ValueError("VLLMEngine on a GPU needs gpu_memory_utilization: pass the "
+                             "config's vllm_gpu_memory")
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # weights by reference
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")  # GiB, vLLM's CPU build only
         from transformers import AutoTokenizer
