@@ -31,15 +31,20 @@ def pack_right_padded(prompts: list[list[int]], responses: list[list[int]], pad_
     return ids, attn, resp
 
 
-def _head_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, with_entropy: bool):
-    """(n, d) hidden states, (n,) next tokens -> (n,) log-probs and (n,) entropies (zeros
-    unless ``with_entropy``), both fp32: log p = l_y − logsumexp(l), H = logsumexp(l) − Σ p l."""
-    logits = head(hidden).float()  # (n, V)
+def _logits_logprobs(logits: torch.Tensor, targets: torch.Tensor, with_entropy: bool):
+    """(n, V) logits, (n,) next tokens -> (n,) log-probs and (n,) entropies (zeros unless
+    ``with_entropy``), both fp32: log p = l_y − logsumexp(l), H = logsumexp(l) − Σ p l."""
+    logits = logits.float()
     lse = torch.logsumexp(logits, dim=-1)
     lp = logits.gather(-1, targets[:, None]).squeeze(-1) - lse
     if not with_entropy:
         return lp, torch.zeros_like(lp)
     return lp, lse - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+
+
+def _head_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, with_entropy: bool):
+    """The same from (n, d) hidden states through the LM head."""
+    return _logits_logprobs(head(hidden), targets, with_entropy)
 
 
 def lm_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -53,22 +58,32 @@ def lm_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     So the (B, T, V) logits never exist: over Qwen3's 151,936-token vocabulary they are 10 GB
     in bf16 at 8 x 4096 tokens, and their fp32 log-softmax, kept for the backward pass, 20 GB
     more. ``model``: a Hugging Face causal LM or a DeepSpeed engine around one (its module's
-    decoder and head are called, so ZeRO-3's per-module hooks still gather the weights).
+    decoder and head are called). Under ZeRO-3 the model's own forward computes the logits.
     """
     lm = getattr(model, "module", model)
-    hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
-                              use_cache=False).last_hidden_state  # (B, T, d)
     sel = positions[:, 1:].bool()  # the hidden state at t - 1 predicts token t
-    h, targets = hidden[:, :-1][sel], input_ids[:, 1:][sel]  # (N, d), (N,)
-    head = lm.get_output_embeddings()
-    lps, ents = [], []
-    for start in range(0, max(len(targets), 1), chunk):
-        args = (head, h[start : start + chunk], targets[start : start + chunk], with_entropy)
-        lp, ent = (checkpoint(_head_logprobs, *args, use_reentrant=False)
-                   if torch.is_grad_enabled() else _head_logprobs(*args))
-        lps.append(lp)
-        ents.append(ent)
-
+    targets = input_ids[:, 1:][sel]  # (N,)
+    if hasattr(next(lm.parameters()), "ds_id"):
+        # ZeRO-3 gathers and frees each weight around the engine's own forward; calling the
+        # decoder and the tied head apart trained other weights (tested), so ZeRO-3 takes the
+        # full logits through the engine (their log-softmax at response positions only)
+        logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                       use_cache=False).logits[:, :-1][sel]  # (N, V)
+        lp, ent = _logits_logprobs(logits, targets, with_entropy)
+        lps, ents = [lp], [ent]
+    else:
+        hidden = lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
+                                  use_cache=False).last_hidden_state  # (B, T, d)
+        h = hidden[:, :-1][sel]  # (N, d)
+        head = lm.get_output_embeddings()
+        lps, ents = [], []
+        for start in range(0, max(len(targets), 1), chunk):
+            args = (head, h[start : start + chunk], targets[start : start + chunk],
+                    with_entropy)
+            lp, ent = (checkpoint(_head_logprobs, *args, use_reentrant=False)
+                       if torch.is_grad_enabled() else _head_logprobs(*args))
+            lps.append(lp)
+            ents.append(ent)
     rows, cols = torch.nonzero(sel, as_tuple=True)
 
     def scatter(values: list[torch.Tensor]) -> torch.Tensor:

@@ -113,11 +113,12 @@ def _trained_weights(tokenizer, tmp_path, name, **deepspeed):
 
 
 def test_gradient_checkpointing_and_zero3_train_the_same_weights(tokenizer, tmp_path):
-    """Recomputed activations and weights sharded by ZeRO-3 (gathered again to save) change
-    nothing a user would see: the same loss, and a saved model equal to the plain one's."""
+    """Recomputed activations, ZeRO-2's partitioned gradients (the GPU default) and weights
+    sharded by ZeRO-3 (gathered again to save) change nothing a user would see: the same loss,
+    and a saved model equal to the plain one's."""
     ref_stats, ref = _trained_weights(tokenizer, tmp_path, "plain")
     for name, ds in (("checkpointed", {"gradient_checkpointing": True}),
-                     ("zero3", {"zero_stage": 3})):
+                     ("zero2", {"zero_stage": 2}), ("zero3", {"zero_stage": 3})):
         stats, got = _trained_weights(tokenizer, tmp_path, name, **ds)
         assert stats["losses/loss"] == pytest.approx(ref_stats["losses/loss"], abs=1e-6), name
         assert got.keys() == ref.keys()
