@@ -52,10 +52,14 @@ from test_kill_resume import _mlflow_points, _outputs
 ref, got = Path(sys.argv[1]), Path(sys.argv[2])
 want, have = _outputs(ref), _outputs(got)
 differ = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
-same_points = _mlflow_points(ref) == _mlflow_points(got)
+# every metric's steps, each once, resume markers (startup/resumed_after) aside
+got_points = _mlflow_points(got)
+same_points = (_mlflow_points(ref) == got_points
+               and all(len(s) == len(set(s)) for s in got_points.values()))
 ints = lambda arg: [int(x) for x in arg.split()]
 alive = ints(sys.argv[5])
 report = {"commit": sys.argv[8], "kills": len(alive), "kills_while_running": sum(alive),
+          "metrics_compared": len(got_points),
           "moments_s": ints(sys.argv[4]), "processes_killed": ints(sys.argv[6]),
           "wall_s_with_kills": int(sys.argv[7]), "files_compared": len(want),
           "files_differing": differ, "mlflow_points_equal": same_points}

@@ -19,6 +19,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 # wall-clock figures and memory peaks differ run to run
 TIMING = ("time/", "seconds", "tokens_per_s", "_s", "memory/")
+# logged only by a segment that resumed after a kill: the record of the resume, not a result
+RESUME_MARKERS = ("startup/resumed_after",)
 
 
 def _config(tmp: Path) -> Path:
@@ -69,6 +71,8 @@ def _mlflow_points(work: Path) -> dict[tuple[str, str], list[int]]:
     for exp in client.search_experiments():
         for run in client.search_runs([exp.experiment_id]):
             for key in run.data.metrics:
+                if key.endswith(RESUME_MARKERS):
+                    continue
                 steps = [m.step for m in client.get_metric_history(run.info.run_id, key)]
                 points[(run.data.tags.get("mintrl.run", run.info.run_name), key)] = sorted(steps)
     return points
