@@ -129,8 +129,7 @@ def bench_train(args, shape: dict, gpu: bool) -> dict:
     mb = pack(df, np.arange(len(df)), 0)
     adv = iteration_targets(df, spec, "grpo").advantages.to(args.device)
     loss_fn = get_objective("grpo")
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=gpu) if gpu else \
-        torch.autocast("cpu", enabled=False)
+    autocast = torch.autocast("cuda" if gpu else "cpu", dtype=torch.bfloat16, enabled=gpu)
     torch_s = []
     for _ in range(args.steps + 1):
         with torch.no_grad(), autocast:

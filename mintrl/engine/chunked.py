@@ -20,7 +20,7 @@ from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
 from mintrl.engine.kv_cache import growing_cache
-from mintrl.engine.transformers_engine import cache_kwarg, filter_logits
+from mintrl.engine.transformers_engine import cache_kwarg, sample_next
 
 
 class ChunkedDecoder:
@@ -123,10 +123,7 @@ class ChunkedDecoder:
         next_pos = torch.tensor([len(self.tokens[r]) for r in rows])
         steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         while True:
-            raw = torch.log_softmax(logits, dim=-1)
-            probs = torch.softmax(filter_logits(logits, self.sampling), dim=-1)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=self.gen).squeeze(1)  # (b,)
-            lp = raw.gather(-1, nxt.to(raw.device)[:, None]).squeeze(1).cpu()
+            nxt, lp = sample_next(logits, self.sampling, self.gen)  # (b,), (b,)
             steps.append((nxt, lp, running))
             count = count + running.long()
             still = running & (nxt != self.eos) & (count < limit)

@@ -16,18 +16,17 @@ import torch
 from transformers import StaticCache
 
 from mintrl.engine.base import Generation, Sampling
-from mintrl.engine.transformers_engine import cache_kwarg, filter_logits, left_padded
+from mintrl.engine.transformers_engine import cache_kwarg, left_padded, sample_next
 
 BUCKET = 64  # prompt widths are rounded up to this, so batches share compiled graphs
 
 
 class StaticDecoder:
-    def __init__(self, model, eos: int, pad: int, compile: bool | None = None):
+    def __init__(self, model, eos: int, pad: int):
         self.model, self.eos, self.pad = model, eos, pad
         self._cache_kw = cache_kwarg(model)
-        dev = next(model.parameters()).device
         # compiled on CUDA only: on a CPU the graph saves little and compiling costs minutes
-        self.compile = dev.type == "cuda" if compile is None else compile
+        self.compile = self.device.type == "cuda"
         self._caches: dict[tuple[int, int], StaticCache] = {}
         self._step = (torch.compile(self._forward, mode="reduce-overhead", dynamic=False)
                       if self.compile else self._forward)
@@ -72,10 +71,7 @@ class StaticDecoder:
         reasons = ["length"] * n
         running = torch.ones(n, dtype=torch.bool)
         for step in range(steps):
-            raw = torch.log_softmax(logits.float(), dim=-1)  # (n, V) behaviour log-probs
-            probs = torch.softmax(filter_logits(logits.float(), sampling), dim=-1)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # (n,)
-            lp = raw.gather(-1, nxt.to(dev)[:, None]).squeeze(1).cpu()
+            nxt, lp = sample_next(logits, sampling, gen)  # (n,), (n,)
             for row, tok, logp, on in zip(range(n), nxt.tolist(), lp.tolist(),
                                           running.tolist(), strict=True):
                 if on:

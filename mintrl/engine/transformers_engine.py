@@ -39,6 +39,18 @@ def filter_logits(logits: torch.Tensor, sampling: Sampling) -> torch.Tensor:
     return logits
 
 
+def sample_next(logits: torch.Tensor, sampling: Sampling,
+                gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """One decode step's draw from (b, V) logits: the tokens (b,) sampled under
+    ``sampling``'s filters, and their raw log-probs (b,) in fp32 (the model's distribution at
+    temperature 1, what the trainer recomputes), both on the CPU."""
+    logits = logits.float()
+    raw = torch.log_softmax(logits, dim=-1)
+    probs = torch.softmax(filter_logits(logits, sampling), dim=-1)
+    nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)
+    return nxt, raw.gather(-1, nxt.to(raw.device)[:, None]).squeeze(1).cpu()
+
+
 def left_padded(prompts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids, attention mask), each (B, W): every prompt ends at column W-1, so one decode step
     appends one column for all rows."""
@@ -138,10 +150,7 @@ class TransformersEngine:
         alive = torch.arange(n)  # original row of each batch row still generating
         next_pos = positions[:, -1] + 1
         for step in range(sampling.max_new_tokens):
-            raw = torch.log_softmax(logits.float(), dim=-1)  # (b, V) behaviour log-probs
-            probs = torch.softmax(filter_logits(logits.float(), sampling), dim=-1)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # (b,)
-            lp = raw.gather(-1, nxt.to(dev)[:, None]).squeeze(1).cpu()
+            nxt, lp = sample_next(logits, sampling, gen)  # (b,), (b,)
             done = nxt == self.eos
             # One conversion per step: indexing tensors element by element cost 3.8 ms per
             # step at batch 512 (0.04 ms as lists), on the order of a toy model's forward.
