@@ -83,7 +83,6 @@ class PretrainSpec(Strict):
     seed: int = Field(0, ge=0, description="Initialisation and data seed, added to the global "
                       "seed.")
 
-
 class SplitSizes(Strict):
     """Problems per split (the evaluation splits need >= 100 for a usable Pass@1)."""
 
@@ -319,9 +318,10 @@ class RunSpec(Strict):
         "every iteration. The teacher runs on `teacher_engine`; each vLLM engine takes "
         "`vllm_gpu_memory` of its GPU.")
     teacher_engine: Literal["transformers", "vllm"] = Field(
-        "transformers", description="Engine of the teacher (MInTRL's judge and intervener): "
-        "'vllm' only where the teacher just writes text (the chat judge and intervener, the "
-        "model intervener with the oracle or chat judge): OPD, MENTOR and the likelihood judge "
+        "transformers", description="Engine of the teacher (MInTRL's judge and intervener, "
+        "SFT+GRPO's trajectories): 'vllm' only where the teacher just writes text (the chat "
+        "judge and intervener, the model intervener with the oracle or chat judge, the SFT "
+        "stage's samples): OPD, MENTOR and the likelihood judge "
         "score tokens with the teacher's own model (an error there). Each vLLM engine takes "
         "`vllm_gpu_memory` of its GPU.")
     generation_cache: Literal["dynamic", "static"] = Field(

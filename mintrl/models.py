@@ -34,3 +34,14 @@ def build_model(arch: ModelArch, tokenizer: PreTrainedTokenizerBase, seed: int) 
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     return model
+
+
+def count_parameters(checkpoint) -> int:
+    """Parameters of a Hugging Face checkpoint, tied embeddings counted once, without loading
+    its weights (the model is built on the meta device): for an engine that does not expose
+    its module (vLLM)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(checkpoint))
+    return sum(p.numel() for p in model.parameters())

@@ -168,10 +168,9 @@ def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
     sync), or a vLLM engine started from the segment's first checkpoint and given the
     trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
     if spec.engine == "vllm":
-        from mintrl.engine.vllm_engine import VLLMEngine
-
-        return VLLMEngine(checkpoint, device, tensor_parallel_size=tensor_parallel,
-                          gpu_memory_utilization=gpu_memory)
+        sampler, _ = load_engine("vllm", str(checkpoint), device=device,
+                                 tensor_parallel_size=tensor_parallel, gpu_memory=gpu_memory)
+        return sampler
     return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
                               batch_size=512, cache=spec.generation_cache)
 

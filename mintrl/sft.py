@@ -23,6 +23,7 @@ import torch
 
 from mintrl.config import SFTSpec
 from mintrl.io import write_json, write_table
+from mintrl.models import count_parameters
 from mintrl.objectives import get_objective
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
@@ -109,8 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"[sft] {run.name}/{args.task}: {spec.samples_per_prompt} teacher samples per prompt, "
           f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
 
-    teacher, teacher_tok = load_engine(run_spec.engine, str(args.teacher), batch_size=512,
-                                       device=device, gpu_memory=cfg.vllm_gpu_memory)
+    # the teacher only writes text here: it runs where MInTRL's teacher runs (teacher_engine)
+    teacher, teacher_tok = load_engine(run_spec.teacher_engine, str(args.teacher),
+                                       batch_size=512, device=device,
+                                       gpu_memory=cfg.vllm_gpu_memory)
     policy_tok = AutoTokenizer.from_pretrained(args.init)
     problems = load_problems(args.prompts)
     sampling = sampling_for(run_spec, cfg.tasks[args.task].max_new_tokens,
@@ -123,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"sft: none of the teacher's {len(samples)} samples is correct; "
                          "set sft.only_correct: false or check the teacher")
     kept = kept.reset_index(drop=True)
-    n_teacher = sum(p.numel() for p in teacher.model.parameters())
+    n_teacher = count_parameters(args.teacher)
     del teacher
 
     model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")

@@ -156,9 +156,9 @@ def test_self_intervention_on_vllm_keeps_its_prefix_in_step_with_the_rollout(lab
         assert np.allclose(g, mine, atol=1e-4)
 
 
-def _segment_lab(tmp_path, folder, **rl):
-    """A micro MInTRL config (run "m" on arith) and its training split; returns a function
-    that runs the segment stage as a job would."""
+def _segment_lab(tmp_path, folder, method="mintrl", **rl):
+    """A micro config (run "m" of ``method`` on arith) and its training split; returns a
+    function that runs the segment stage as a job would."""
     import subprocess
     import sys
 
@@ -180,7 +180,7 @@ def _segment_lab(tmp_path, folder, **rl):
                   "minibatch_size": 8, "micro_batch_size": 8, "chunk_tokens": 8,
                   "max_reviews": 2, "correction_tokens": 8, "intervention_iterations": 2,
                   "anchor": "const", "const_c": -2.0, "lr": 1e-2} | rl,
-           "runs": [{"method": "mintrl", "name": "m"}]}
+           "runs": [{"method": method, "name": "m"}]}
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(cfg))
     splits = draw_splits(get_task("arith"), load_config(config).tasks["arith"], 0)
@@ -246,3 +246,45 @@ def test_a_teacher_on_vllm_writes_the_corrections_with_its_own_log_probs(lab, tm
         checked += int((prov == INTERVENTION).sum())
         assert np.allclose(got[prov == INTERVENTION], own[prov == INTERVENTION], atol=1e-4)
     assert checked > 0  # the random policy was cut and corrected
+
+
+def test_the_sft_stage_samples_the_teacher_on_its_teacher_engine(lab, tmp_path):
+    """SFT+GRPO with `rl.teacher_engine: vllm`: the SFT stage's trajectories come from the vLLM
+    teacher (not what the transformers engine draws with the same seeds; their log-probs the
+    teacher model's own), and its compute is counted with the teacher's parameters though
+    vLLM does not expose its module."""
+    import json
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    model, _, folder = lab
+
+    def stage(engine):  # as a job runs it: its own process (vLLM and DeepSpeed in one)
+        work = tmp_path / engine
+        work.mkdir()
+        _segment_lab(work, folder, method="sft_grpo", teacher_engine=engine,
+                     sft={"only_correct": False, "minibatch_size": 8, "micro_batch_size": 8})
+        res = subprocess.run(
+            [sys.executable, "-m", "mintrl.sft", "--config", str(work / "c.yaml"), "--run", "m",
+             "--task", "arith", "--teacher", str(folder), "--init", str(folder),
+             "--prompts", str(work / "train.parquet"), "--out", str(work / "sft")],
+            capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return work / "sft"
+
+    out = stage("vllm")
+    samples = pd.read_parquet(out / "samples.parquet")
+    other = pd.read_parquet(stage("transformers") / "samples.parquet")
+    assert samples["prompt_ids"].map(list).tolist() == other["prompt_ids"].map(list).tolist()
+    assert samples["response_ids"].map(list).tolist() != other["response_ids"].map(list).tolist()
+    gen = SimpleNamespace(token_ids=samples["response_ids"].map(list).tolist())
+    own = _rescored(model, samples["prompt_ids"].map(list).tolist(), gen, 0)
+    for mine, got in zip(own, samples["logprobs"], strict=True):
+        assert np.allclose(mine, got, atol=1e-4)
+    m = json.loads((out / "metrics.json").read_text())
+    n = sum(p.numel() for p in model.parameters())
+    generated = samples["response_ids"].map(len).sum()
+    assert m["compute/flops_estimate"] == 2 * n * generated + 6 * n * m["sft/trained_tokens"]
