@@ -82,6 +82,13 @@ class PretrainSpec(Strict):
     )
     seed: int = Field(0, ge=0, description="Initialisation and data seed, added to the global "
                       "seed.")
+    checkpoint_every: int = Field(
+        100, ge=0, description="Steps between the resume states of a pre-training job "
+        "(`<out>.resume.pt`: weights, optimizer, data stream), from which a killed job goes "
+        "on with the same final weights; deleted when the model is written. 0: none (a killed "
+        "job starts over)."
+    )
+
 
 class SplitSizes(Strict):
     """Problems per split (the evaluation splits need >= 100 for a usable Pass@1)."""

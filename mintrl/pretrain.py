@@ -10,7 +10,9 @@ seeds make it deterministic on CPU for a given thread count.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
+import os
 import time
 from pathlib import Path
 
@@ -94,16 +96,66 @@ def lr_at(step: int, spec: PretrainSpec) -> float:
     return spec.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True):
-    """Train a fresh model; returns (model, tokenizer, history of (step, loss))."""
+def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str]) -> str:
+    """What a resume state must have been made by: the task, the spec, the seed and the
+    held-out prompts (a state from another config is never resumed)."""
+    h = hashlib.sha256(f"{task.name}\n{spec.model_dump_json()}\n{seed}\n".encode())
+    for prompt in sorted(exclude):
+        h.update(prompt.encode() + b"\0")
+    return h.hexdigest()
+
+
+def save_resume_state(path: Path, fingerprint: str, step: int, model, opt,
+                      rng: np.random.Generator, history) -> None:
+    """Everything the loop carries from step to step, written atomically: weights, AdamW
+    moments, the data stream's generator, torch's generator and the loss history."""
+    tmp = path.with_name(path.name + ".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"fingerprint": fingerprint, "step": step, "model": model.state_dict(),
+                "optimizer": opt.state_dict(), "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(), "history": history}, tmp)
+    os.replace(tmp, path)
+
+
+def load_resume_state(path: Path, fingerprint: str) -> dict | None:
+    """The state at ``path`` when this run made it, else None (a stale one is reported and
+    ignored; ``weights_only``: the file holds tensors and plain values only)."""
+    if not path.exists():
+        return None
+    state = torch.load(path, weights_only=True)
+    if state.get("fingerprint") != fingerprint:
+        print(f"[pretrain] ignoring {path}: made with another config, task or held-out set",
+              flush=True)
+        return None
+    return state
+
+
+def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
+             resume: Path | None = None):
+    """Train a fresh model; returns (model, tokenizer, history of (step, loss)).
+
+    With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
+    one this run made is there, training goes on from it: the final weights are the same as
+    an uninterrupted run's (the same thread count, on CPU)."""
     tokenizer = build_char_tokenizer()
     model = build_model(spec.arch, tokenizer, seed)
     model.train()
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
     history: list[tuple[int, float]] = []
-    bar = progress_bar(range(spec.steps), desc=f"pretrain {task.name}", unit="step",
-                       disable=not progress)
+    start = 0
+    fingerprint = run_fingerprint(task, spec, seed, exclude) if resume else ""
+    state = load_resume_state(resume, fingerprint) if resume else None
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        history = [tuple(h) for h in state["history"]]
+        start = state["step"]
+        print(f"[pretrain] resumed at step {start} of {spec.steps} from {resume}", flush=True)
+    bar = progress_bar(range(start, spec.steps), desc=f"pretrain {task.name}", unit="step",
+                       total=spec.steps, initial=start, disable=not progress)
     for step in bar:
         prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude)
         for group in opt.param_groups:
@@ -115,6 +167,10 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
         history.append((step, loss))
         if step % 25 == 0:
             bar.set_postfix(loss=f"{loss:.4f}")
+        done = step + 1
+        if resume and spec.checkpoint_every and done % spec.checkpoint_every == 0 \
+                and done < spec.steps:
+            save_resume_state(resume, fingerprint, done, model, opt, rng, history)
     model.eval()
     return model, tokenizer, history
 
@@ -153,11 +209,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"[pretrain] task={args.task} role={args.role} steps={spec.steps} seed={seed} "
           f"threads={threads} -> {args.out}", flush=True)
     t0 = time.perf_counter()
+    # beside the output, not in it: Snakemake deletes an incomplete job's output, not this
+    resume = args.out.with_name(args.out.name + ".resume.pt")
     model, tokenizer, history = pretrain(
-        get_task(args.task), spec, seed, held_out_prompts(args.exclude)
+        get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume
     )
     seconds = time.perf_counter() - t0
     save_checkpoint(model, tokenizer, args.out)
+    resume.unlink(missing_ok=True)
     tail = [loss for _, loss in history[-20:]]
     write_json(args.out.with_suffix(".json"), {
         "task": args.task, "role": args.role, "seconds": seconds, "steps": spec.steps,

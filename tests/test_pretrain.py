@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -52,3 +54,68 @@ def test_length_buckets_give_the_same_loss_and_gradient_as_one_padded_batch(tiny
     assert abs(loss1 - loss5) < 1e-5
     for a, b in zip(g1, g5, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_a_killed_pretraining_job_resumes_to_the_uninterrupted_weights(tmp_path):
+    """SIGKILL the stage's process once its first resume state is written; the same command
+    again goes on from that state (not from step 0) and writes the weights an uninterrupted
+    job writes, and leaves no state behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+    from safetensors.torch import load_file
+
+    cfg = yaml.safe_load(Path(MICRO).read_text())
+    cfg["tasks"]["arith"]["base"] |= {"steps": 120, "checkpoint_every": 20}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+
+    def command(out):
+        return [sys.executable, "-m", "mintrl.pretrain", "--config", str(config), "--task",
+                "arith", "--role", "base", "--out", str(out)]
+
+    killed = tmp_path / "killed" / "base"
+    state = killed.with_name("base.resume.pt")
+    job = subprocess.Popen(command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert job.poll() is None, "the job ended before its first resume state"
+    os.kill(job.pid, signal.SIGKILL)
+    job.wait()
+    assert state.exists() and not killed.exists()  # killed mid-run, nothing written
+
+    again = subprocess.run(command(killed), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    resumed = int(again.stdout.split("resumed at step ")[1].split()[0])
+    assert 0 < resumed < 120 and resumed % 20 == 0
+    assert not state.exists()
+
+    whole = tmp_path / "whole" / "base"
+    subprocess.run(command(whole), check=True, capture_output=True, timeout=300)
+    a = load_file(killed / "model.safetensors")
+    b = load_file(whole / "model.safetensors")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_a_resume_state_from_another_config_is_not_resumed(tmp_path, capsys):
+    """A state left by a job whose config has since changed is ignored: training starts over
+    and gives the weights of a run that never saw it."""
+    task = get_task("arith")
+    spec = load_config(MICRO).tasks["arith"].base.model_copy(update={"checkpoint_every": 10})
+    state = tmp_path / "base.resume.pt"
+    pretrain(task, spec.model_copy(update={"steps": 60, "lr": 1e-3}), seed=0, exclude=set(),
+             progress=False, resume=state)
+    assert state.exists()  # a state at step 50 of the 60-step job, never cleaned up
+    model, _, history = pretrain(task, spec, seed=0, exclude=set(), progress=False,
+                                 resume=state)
+    assert "ignoring" in capsys.readouterr().out and history[0][0] == 0
+    fresh, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
+    for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
+        assert torch.equal(a, b)
