@@ -29,12 +29,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+import transformers
 from gpu_smoke import PEAK_FLOPS, SHAPES  # benchmarks/ is on sys.path when run as a script
 
 
@@ -193,19 +196,29 @@ def bench_generate(args, shape: dict, gpu: bool) -> dict:
     out = {"batch": args.gen_batch, "prompt_tokens": args.gen_prompt,
            "new_tokens": args.gen_tokens}
     for cache in ("dynamic", "static"):
-        engine = TransformersEngine(model, 1, 0, batch_size=args.gen_batch, cache=cache)
-        t0 = time.perf_counter()
-        engine.generate(prompts, sampling)  # warm-up; compiles the static step on a GPU
-        sync(args.device)
-        warm = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        gen = engine.generate(prompts, sampling)
-        sync(args.device)
-        s = time.perf_counter() - t0
+        try:  # a failed compile keeps the dynamic figure
+            engine = TransformersEngine(model, 1, 0, batch_size=args.gen_batch, cache=cache)
+            t0 = time.perf_counter()
+            engine.generate(prompts, sampling)  # warm-up; compiles the static step on a GPU
+            sync(args.device)
+            warm = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            gen = engine.generate(prompts, sampling)
+            sync(args.device)
+            s = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001 - reported in the results, not hidden
+            traceback.print_exc()
+            out[f"{cache}_error"] = f"{type(e).__name__}: {e}"[:2000]
+            continue
         n = sum(map(len, gen.token_ids))
         out |= {f"{cache}_s": s, f"{cache}_tokens": n, f"{cache}_tokens_per_s": n / s,
                 f"{cache}_first_call_s": warm}
-    out["static_vs_dynamic"] = out["static_tokens_per_s"] / out["dynamic_tokens_per_s"]
+    if "static_tokens_per_s" in out and "dynamic_tokens_per_s" in out:
+        out["static_vs_dynamic"] = out["static_tokens_per_s"] / out["dynamic_tokens_per_s"]
+    if gpu:  # why a compiled step is slow, when it is: graph breaks, skipped CUDA graphs
+        from torch._dynamo.utils import counters
+
+        out["compile_counters"] = {k: dict(v) for k, v in counters.items() if v}
     out["peak_gb"] = peak_gb(args.device)
     del model
     return out
@@ -262,17 +275,34 @@ def main() -> None:
     parts = {"train": bench_train, "score": bench_score, "generate": bench_generate}
     res = {"shape": args.shape, "device": args.device, "liger": args.liger,
            "device_name": torch.cuda.get_device_name() if gpu else "cpu",
-           "torch": torch.__version__}
-    for name in args.parts.split(","):
-        res[name] = parts[name](args, shape, gpu)
-        print(name, json.dumps(res[name]), flush=True)
-    res["total_s"] = time.perf_counter() - t0
+           "torch": torch.__version__, "cuda": torch.version.cuda,
+           "transformers": transformers.__version__}
+    print("versions", json.dumps(res), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "gpu_bench.json").write_text(json.dumps(res, indent=1) + "\n")
-    if all(k in res for k in parts):
+    failed = []
+    for name in args.parts.split(","):
+        t1 = time.perf_counter()
+        try:  # one part's failure keeps the others' figures (a GPU session is short)
+            res[name] = parts[name](args, shape, gpu)
+        except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
+            traceback.print_exc()
+            res[name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+            failed.append(name)
+            gc.collect()
+            reset_peak(args.device)
+        res[name]["wall_s"] = time.perf_counter() - t1
+        print(name, json.dumps(res[name]), flush=True)
+        res["total_s"] = time.perf_counter() - t0
+        (args.out / "gpu_bench.json").write_text(json.dumps(res, indent=1) + "\n")
+    complete = all(k in res and "error" not in res[k] for k in parts) and \
+        "static_vs_dynamic" in res["generate"]
+    if complete:
         text = report(res)
         (args.out / "gpu_bench.md").write_text(text)
         print(text)
+    if failed or not complete:
+        sys.exit(f"gpu_bench: failed parts {failed or ['generate (one cache)']}; the others "
+                 f"are in {args.out / 'gpu_bench.json'}")
 
 
 if __name__ == "__main__":

@@ -14,5 +14,8 @@ DS_BUILD_OPS=0 python -m pip wheel -q --no-deps --no-build-isolation -w .whl dee
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d .whl hjson==3.1.0 pydantic==2.13.4 pydantic-core==2.46.4 annotated-types==0.7.0 \
-    typing-inspection==0.4.2 liger-kernel==0.8.5
+    typing-inspection==0.4.2 typing-extensions==4.16.0 liger-kernel==0.8.5 \
+    psutil==7.2.2 einops==0.8.2 msgpack==1.2.4 py-cpuinfo==9.0.0
+# (psutil, einops, msgpack: imported by `import deepspeed`; py-cpuinfo by its accelerator
+# checks; typing-extensions: pydantic 2.13 needs >= 4.14, newer than torch requires)
 ls -la .whl

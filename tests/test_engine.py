@@ -2,7 +2,11 @@ import pytest
 import torch
 
 from mintrl.engine import Sampling
-from mintrl.engine.transformers_engine import TransformersEngine, filter_logits
+from mintrl.engine.transformers_engine import (
+    TransformersEngine,
+    filter_logits,
+    inverse_cdf_draw,
+)
 
 
 def _engine(tiny_model, tokenizer, batch_size=64):
@@ -76,6 +80,21 @@ def test_top_k_and_top_p_filters():
     assert torch.isfinite(p).tolist() == [[True, True, False, False]]
     t = filter_logits(logits, Sampling(max_new_tokens=1, temperature=2.0))
     torch.testing.assert_close(t, logits / 2)
+
+
+def test_the_accelerator_draw_follows_the_filtered_distribution():
+    """The draw GPUs use (no host copy of the probabilities): its frequencies are the
+    probabilities, a token that top-k/top-p removed is never drawn, and a seed fixes it."""
+    logits = torch.randn(1, 50, generator=torch.Generator().manual_seed(0)) * 2
+    probs = torch.softmax(filter_logits(logits, Sampling(max_new_tokens=1, top_k=10)), -1)
+    rows = probs.expand(40_000, -1)
+    got = inverse_cdf_draw(rows, torch.Generator().manual_seed(1))
+    assert got.shape == (40_000,) and got.dtype == torch.long
+    freq = torch.bincount(got, minlength=50).double() / len(got)
+    assert (freq[probs[0] == 0] == 0).all()
+    assert torch.allclose(freq, probs[0].double(), atol=0.01)
+    again = inverse_cdf_draw(rows, torch.Generator().manual_seed(1))
+    assert torch.equal(got, again)
 
 
 def test_the_growing_kv_cache_gives_transformers_own_numbers(tiny_model, tokenizer):

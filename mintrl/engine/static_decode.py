@@ -51,7 +51,9 @@ class StaticDecoder:
             self._caches[key].reset()
         return self._caches[key]
 
-    @torch.inference_mode()
+    # no_grad, not inference_mode: torch.compile has had crashes on inference tensors, and the
+    # CUDA graph gains nothing from inference mode
+    @torch.no_grad()
     def generate(self, prompts: list[list[int]], sampling: Sampling,
                  gen: torch.Generator) -> Generation:
         n, dev, steps = len(prompts), self.device, sampling.max_new_tokens

@@ -47,8 +47,24 @@ def sample_next(logits: torch.Tensor, sampling: Sampling,
     logits = logits.float()
     raw = torch.log_softmax(logits, dim=-1)
     probs = torch.softmax(filter_logits(logits, sampling), dim=-1)
-    nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)
-    return nxt, raw.gather(-1, nxt.to(raw.device)[:, None]).squeeze(1).cpu()
+    if probs.device.type == "cpu":
+        nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+    else:
+        nxt = inverse_cdf_draw(probs, gen)
+    return nxt.cpu(), raw.gather(-1, nxt[:, None]).squeeze(1).cpu()
+
+
+def inverse_cdf_draw(probs: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One token per row of (b, V) probabilities, on their device, from b uniforms of the
+    CPU generator ``gen``: the first token whose cumulative mass exceeds u·total (a token of
+    zero mass is never drawn). On an accelerator this replaces ``torch.multinomial`` on the
+    host, which needed the whole (b, V) array copied off the device every step (155 MB and
+    about 0.5 s at batch 256 over Qwen3's 152k vocabulary), and keeps one seeded CPU stream
+    for every device. Returns (b,) int64 ids on ``probs.device``."""
+    u = torch.rand(probs.shape[0], 1, generator=gen, dtype=torch.float64)
+    cdf = probs.double().cumsum(-1)  # fp64: no rounding drift over 152k entries
+    target = u.to(probs.device) * cdf[:, -1:]
+    return torch.searchsorted(cdf, target, right=True).clamp_(max=probs.shape[-1] - 1)[:, 0]
 
 
 def left_padded(prompts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -128,10 +144,13 @@ class TransformersEngine:
                 bar.update(len(part.token_ids))
         return out
 
-    @torch.inference_mode()
     def _generate_batch(self, prompts: list[list[int]], sampling: Sampling, gen) -> Generation:
-        if self._static is not None:
+        if self._static is not None:  # outside inference mode (StaticDecoder.generate)
             return self._static.generate(prompts, sampling, gen)
+        return self._dynamic_batch(prompts, sampling, gen)
+
+    @torch.inference_mode()
+    def _dynamic_batch(self, prompts: list[list[int]], sampling: Sampling, gen) -> Generation:
         n, dev = len(prompts), self.device
         ids, mask = left_padded(prompts, self.pad)
         ids, mask = ids.to(dev), mask.to(dev)
