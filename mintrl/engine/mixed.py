@@ -18,6 +18,7 @@ from mintrl.engine.base import Sampling
 from mintrl.engine.kv_cache import growing_cache
 from mintrl.engine.transformers_engine import (
     cache_kwarg,
+    draw_tokens,
     drop_finished,
     filter_logits,
     left_padded,
@@ -108,7 +109,7 @@ class MixedPolicySampler:
             entropy = -(raw_s.exp() * raw_s).sum(-1)  # (b,)
             alpha = mixing_weights(entropy, tau)
             probs = mix(logits[0], logits[1], alpha, sampling)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # (b,)
+            nxt = draw_tokens(probs, gen).cpu()  # (b,)
             pick = nxt.to(dev)[:, None]
             ps = raw_s.gather(-1, pick).squeeze(1).exp()  # (b,) raw p_s(y), p_T(y)
             pt = raw_t.gather(-1, pick).squeeze(1).exp()

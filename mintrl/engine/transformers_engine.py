@@ -47,11 +47,17 @@ def sample_next(logits: torch.Tensor, sampling: Sampling,
     logits = logits.float()
     raw = torch.log_softmax(logits, dim=-1)
     probs = torch.softmax(filter_logits(logits, sampling), dim=-1)
-    if probs.device.type == "cpu":
-        nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
-    else:
-        nxt = inverse_cdf_draw(probs, gen)
+    nxt = draw_tokens(probs, gen)
     return nxt.cpu(), raw.gather(-1, nxt[:, None]).squeeze(1).cpu()
+
+
+def draw_tokens(probs: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One token per row of (b, V) probabilities, seeded by the CPU generator ``gen``; (b,)
+    ids on ``probs.device``. On the CPU ``torch.multinomial``; on an accelerator
+    ``inverse_cdf_draw``, which never copies the probabilities off the device."""
+    if probs.device.type == "cpu":
+        return torch.multinomial(probs, 1, generator=gen).squeeze(1)
+    return inverse_cdf_draw(probs, gen)
 
 
 def inverse_cdf_draw(probs: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
