@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 out=${OUT:-results/benchmarks}
 work=${TMPDIR:-/tmp}/gpu_smoke
+rm -rf "$work"  # a reused machine: never report an earlier run's figures
 mkdir -p "$out"
 py=$(command -v python || command -v python3)
 status=0

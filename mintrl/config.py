@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
@@ -62,6 +62,10 @@ class ModelArch(Strict):
 
 class PretrainSpec(Strict):
     """How one toy model is pre-trained from scratch (next-token loss on responses only)."""
+
+    # keys that do not change the trained weights: left out of the job's Snakemake params (a
+    # change must not rerun finished models) and of the resume state's fingerprint
+    RESUME_ONLY_KEYS: ClassVar[frozenset[str]] = frozenset({"checkpoint_every"})
 
     arch: ModelArch = Field(default_factory=ModelArch, description="Model shape.")
     difficulties: DifficultyRange = Field(

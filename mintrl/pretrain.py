@@ -99,30 +99,44 @@ def lr_at(step: int, spec: PretrainSpec) -> float:
 def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str]) -> str:
     """What a resume state must have been made by: the task, the spec, the seed and the
     held-out prompts (a state from another config is never resumed)."""
-    h = hashlib.sha256(f"{task.name}\n{spec.model_dump_json()}\n{seed}\n".encode())
+    weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
+    h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n".encode())
     for prompt in sorted(exclude):
         h.update(prompt.encode() + b"\0")
     return h.hexdigest()
 
 
 def save_resume_state(path: Path, fingerprint: str, step: int, model, opt,
-                      rng: np.random.Generator, history) -> None:
-    """Everything the loop carries from step to step, written atomically: weights, AdamW
-    moments, the data stream's generator, torch's generator and the loss history."""
+                      rng: np.random.Generator, history, seconds: float) -> None:
+    """Everything the loop carries from step to step, written atomically (a kill mid-write
+    leaves the previous state): weights, AdamW moments, the data stream's generator, torch's
+    generator, the loss history and the training seconds so far."""
     tmp = path.with_name(path.name + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"fingerprint": fingerprint, "step": step, "model": model.state_dict(),
-                "optimizer": opt.state_dict(), "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(), "history": history}, tmp)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            torch.save({"fingerprint": fingerprint, "step": step, "model": model.state_dict(),
+                        "optimizer": opt.state_dict(), "numpy_rng": rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(), "history": history,
+                        "seconds": seconds}, f)
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it replaces the last good state
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_resume_state(path: Path, fingerprint: str) -> dict | None:
-    """The state at ``path`` when this run made it, else None (a stale one is reported and
-    ignored; ``weights_only``: the file holds tensors and plain values only)."""
+    """The state at ``path`` when this run made it, else None: a stale or unreadable one is
+    reported and ignored (training starts over; ``weights_only``: the file holds tensors and
+    plain values only)."""
     if not path.exists():
         return None
-    state = torch.load(path, weights_only=True)
+    try:
+        state = torch.load(path, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - a truncated file must not block every retry
+        print(f"[pretrain] ignoring {path}: unreadable ({type(e).__name__}: {e})", flush=True)
+        return None
     if state.get("fingerprint") != fingerprint:
         print(f"[pretrain] ignoring {path}: made with another config, task or held-out set",
               flush=True)
@@ -132,18 +146,21 @@ def load_resume_state(path: Path, fingerprint: str) -> dict | None:
 
 def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
              resume: Path | None = None):
-    """Train a fresh model; returns (model, tokenizer, history of (step, loss)).
+    """Train a fresh model; returns (model, tokenizer, history of (step, loss), training
+    seconds, those of earlier killed jobs included).
 
     With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
     one this run made is there, training goes on from it: the final weights are the same as
-    an uninterrupted run's (the same thread count, on CPU)."""
+    an uninterrupted run's at the same thread count (another count changes the float sums'
+    order: the weights are as good, not bit for bit the same)."""
     tokenizer = build_char_tokenizer()
     model = build_model(spec.arch, tokenizer, seed)
     model.train()
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
     history: list[tuple[int, float]] = []
-    start = 0
+    start, before = 0, 0.0  # first step, training seconds of the jobs before this one
+    t0 = time.perf_counter()
     fingerprint = run_fingerprint(task, spec, seed, exclude) if resume else ""
     state = load_resume_state(resume, fingerprint) if resume else None
     if state is not None:
@@ -152,7 +169,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
         rng.bit_generator.state = state["numpy_rng"]
         torch.set_rng_state(state["torch_rng"])
         history = [tuple(h) for h in state["history"]]
-        start = state["step"]
+        start, before = state["step"], state["seconds"]
         print(f"[pretrain] resumed at step {start} of {spec.steps} from {resume}", flush=True)
     bar = progress_bar(range(start, spec.steps), desc=f"pretrain {task.name}", unit="step",
                        total=spec.steps, initial=start, disable=not progress)
@@ -170,9 +187,10 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
         done = step + 1
         if resume and spec.checkpoint_every and done % spec.checkpoint_every == 0 \
                 and done < spec.steps:
-            save_resume_state(resume, fingerprint, done, model, opt, rng, history)
+            save_resume_state(resume, fingerprint, done, model, opt, rng, history,
+                              before + time.perf_counter() - t0)
     model.eval()
-    return model, tokenizer, history
+    return model, tokenizer, history, before + time.perf_counter() - t0
 
 
 def held_out_prompts(folder: Path | None) -> set[str]:
@@ -208,13 +226,11 @@ def main(argv: list[str] | None = None) -> None:
     seed = cfg.seed + spec.seed
     print(f"[pretrain] task={args.task} role={args.role} steps={spec.steps} seed={seed} "
           f"threads={threads} -> {args.out}", flush=True)
-    t0 = time.perf_counter()
     # beside the output, not in it: Snakemake deletes an incomplete job's output, not this
     resume = args.out.with_name(args.out.name + ".resume.pt")
-    model, tokenizer, history = pretrain(
+    model, tokenizer, history, seconds = pretrain(
         get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume
     )
-    seconds = time.perf_counter() - t0
     save_checkpoint(model, tokenizer, args.out)
     resume.unlink(missing_ok=True)
     tail = [loss for _, loss in history[-20:]]

@@ -95,6 +95,10 @@ def test_the_accelerator_draw_follows_the_filtered_distribution():
     assert torch.allclose(freq, probs[0].double(), atol=0.01)
     again = inverse_cdf_draw(rows, torch.Generator().manual_seed(1))
     assert torch.equal(got, again)
+    broken = torch.stack([probs[0], torch.full_like(probs[0], float("nan")),
+                          torch.zeros_like(probs[0])])
+    with pytest.raises(ValueError, match=r"rows \[1, 2\] have no probability mass"):
+        inverse_cdf_draw(broken, torch.Generator().manual_seed(1))
 
 
 def test_the_growing_kv_cache_gives_transformers_own_numbers(tiny_model, tokenizer):

@@ -30,10 +30,10 @@ def test_held_out_problems_are_never_trained_on():
 def test_pretraining_lowers_the_loss_and_is_deterministic():
     spec = load_config(MICRO).tasks["arith"].base
     task = get_task("arith")
-    model, _, history = pretrain(task, spec, seed=0, exclude=set(), progress=False)
+    model, _, history, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     losses = [loss for _, loss in history]
     assert np.mean(losses[-5:]) < 0.7 * np.mean(losses[:5])
-    again, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
+    again, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     for a, b in zip(model.parameters(), again.parameters(), strict=True):
         assert torch.equal(a, b)
 
@@ -81,12 +81,15 @@ def test_a_killed_pretraining_job_resumes_to_the_uninterrupted_weights(tmp_path)
     killed = tmp_path / "killed" / "base"
     state = killed.with_name("base.resume.pt")
     job = subprocess.Popen(command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert job.poll() is None, "the job ended before its first resume state"
-    os.kill(job.pid, signal.SIGKILL)
-    job.wait()
+    try:
+        deadline = time.monotonic() + 120
+        while not state.exists() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert job.poll() is None, "the job ended before its first resume state"
+        os.kill(job.pid, signal.SIGKILL)
+    finally:
+        job.kill()
+        job.wait()
     assert state.exists() and not killed.exists()  # killed mid-run, nothing written
 
     again = subprocess.run(command(killed), capture_output=True, text=True, timeout=300)
@@ -113,9 +116,23 @@ def test_a_resume_state_from_another_config_is_not_resumed(tmp_path, capsys):
     pretrain(task, spec.model_copy(update={"steps": 60, "lr": 1e-3}), seed=0, exclude=set(),
              progress=False, resume=state)
     assert state.exists()  # a state at step 50 of the 60-step job, never cleaned up
-    model, _, history = pretrain(task, spec, seed=0, exclude=set(), progress=False,
+    model, _, history, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False,
                                  resume=state)
     assert "ignoring" in capsys.readouterr().out and history[0][0] == 0
-    fresh, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
+    fresh, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
+    for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_an_unreadable_resume_state_is_ignored(tmp_path, capsys):
+    """A state cut short (a node crashed mid-write on a shared filesystem) does not block
+    the job: it is reported and training starts over."""
+    task, spec = get_task("arith"), load_config(MICRO).tasks["arith"].base
+    state = tmp_path / "base.resume.pt"
+    state.write_bytes(b"PK\x03\x04 truncated")
+    model, _, history, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False,
+                                    resume=state)
+    assert "unreadable" in capsys.readouterr().out and history[0][0] == 0
+    fresh, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
         assert torch.equal(a, b)

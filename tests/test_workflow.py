@@ -192,6 +192,14 @@ def test_editing_one_teacher_reruns_that_teacher_and_the_runs_it_intervenes_in(f
     assert any("eval/lab/intfn/teacher" in p for p in planned)
 
 
+def test_changing_how_often_pretraining_saves_its_state_reruns_nothing(finished_run):
+    """checkpoint_every changes no weights: finished models (and all after them) stay."""
+    res = _snakemake(finished_run, "-n", "--config",
+                     'tasks={"arith": {"base": {"checkpoint_every": 7}}}')
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert not _planned(res)
+
+
 def test_extending_a_finished_run_continues_it(finished_run):
     res = _snakemake(finished_run, "-n", "--config", "rl={'iterations': 6}")
     assert res.returncode == 0, res.stderr[-2000:]

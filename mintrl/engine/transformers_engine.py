@@ -62,14 +62,23 @@ def draw_tokens(probs: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 def inverse_cdf_draw(probs: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """One token per row of (b, V) probabilities, on their device, from b uniforms of the
-    CPU generator ``gen``: the first token whose cumulative mass exceeds u·total (a token of
-    zero mass is never drawn). On an accelerator this replaces ``torch.multinomial`` on the
+    CPU generator ``gen``: the first token whose cumulative mass exceeds u·total, so a token
+    of zero mass is never drawn. On an accelerator this replaces ``torch.multinomial`` on the
     host, which needed the whole (b, V) array copied off the device every step (155 MB and
-    about 0.5 s at batch 256 over Qwen3's 152k vocabulary), and keeps one seeded CPU stream
-    for every device. Returns (b,) int64 ids on ``probs.device``."""
+    about 0.5 s at batch 256 over Qwen3's 152k vocabulary). A seed gives the same draws on
+    the same kind of device, not the CPU's. A row with no mass or a NaN (broken logits) is an
+    error, as it is for ``torch.multinomial``. Returns (b,) int64 ids on ``probs.device``."""
+    # fp64 sums on CUDA (no drift over 152k entries); fp32 where a device lacks fp64 (MPS)
+    wide = torch.float64 if probs.device.type in ("cuda", "cpu") else torch.float32
     u = torch.rand(probs.shape[0], 1, generator=gen, dtype=torch.float64)
-    cdf = probs.double().cumsum(-1)  # fp64: no rounding drift over 152k entries
-    target = u.to(probs.device) * cdf[:, -1:]
+    cdf = probs.to(wide).cumsum(-1)
+    total = cdf[:, -1:]
+    bad = ~(total[:, 0] > 0)  # NaN compares False: caught here too
+    if bool(bad.any()):
+        rows = bad.nonzero()[:, 0].tolist()
+        raise ValueError(f"sampling: rows {rows[:8]} have no probability mass (NaN or "
+                         "all-zero probabilities: the model's logits are broken)")
+    target = u.to(device=probs.device, dtype=wide) * total
     return torch.searchsorted(cdf, target, right=True).clamp_(max=probs.shape[-1] - 1)[:, 0]
 
 

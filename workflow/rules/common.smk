@@ -112,9 +112,11 @@ def benchmark_settings(wildcards):
 
 
 def pretrain_settings(wildcards):
+    # not the resume-state keys: how often a job saves its state changes no weights
+    spec = getattr(CFG.tasks[wildcards.task], wildcards.role)
     return {
         "seed": CFG.seed,
-        "spec": getattr(CFG.tasks[wildcards.task], wildcards.role).model_dump(),
+        "spec": spec.model_dump(exclude=spec.RESUME_ONLY_KEYS),
     }
 
 
