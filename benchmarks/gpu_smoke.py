@@ -4,10 +4,11 @@
     python benchmarks/gpu_smoke.py --shape tiny --device cpu --out /tmp/smoke   # the same on CPU
 
 What it runs is the project's own stage (``python -m mintrl.segment``): semi-on-policy rollouts
-with a noisy judge that flags every review (``judge_false_alarm_rate: 1``, so every rollout is
-intervened on), the teacher's corrections, the sandbox-free arith reward, then DeepSpeed
-training (ZeRO-2, bf16, gradient checkpointing on GPU). The model has Qwen3-1.7B's shape
-(28 layers, width 2048, 151,936-token vocabulary, tied embeddings) and random weights; its
+with a noisy judge that flags every review (``judge_false_alarm_rate: 1``, so every
+semi-on-policy rollout is intervened on; the control half is not), the teacher's
+corrections, the sandbox-free arith reward, then DeepSpeed training (ZeRO-2, bf16, gradient
+checkpointing on GPU). The model has Qwen3-1.7B's shape (28 layers, width 2048, 151,936-token
+vocabulary, tied embeddings) and random weights; its
 tokenizer maps the toy's characters like the real tokenizer's byte tokens and pads the
 vocabulary with filler tokens, so the LM head costs what the real one does.
 
