@@ -8,9 +8,9 @@ with a noisy judge that flags every review (``judge_false_alarm_rate: 1``, so ev
 semi-on-policy rollout is intervened on; the control half is not), the teacher's
 corrections, the sandbox-free arith reward, then DeepSpeed training (ZeRO-2, bf16, gradient
 checkpointing on GPU). The model has Qwen3-1.7B's shape (28 layers, width 2048, 151,936-token
-vocabulary, tied embeddings) and random weights; its
-tokenizer maps the toy's characters like the real tokenizer's byte tokens and pads the
-vocabulary with filler tokens, so the LM head costs what the real one does.
+vocabulary, tied embeddings) and random weights; its tokenizer maps the toy's characters like
+the real tokenizer's byte tokens and pads the vocabulary with filler tokens, so the LM head
+costs what the real one does.
 
 Prints and writes ``<out>/gpu_smoke.json``: rollout tokens/s (generation incl. judge and
 interventions), training tokens/s and MFU = 6·N·tokens/s / 989 TFLOP/s (H100/H200 bf16 dense;
