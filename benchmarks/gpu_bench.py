@@ -84,6 +84,11 @@ def peak_gb(device: str) -> float | None:
     return torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else None
 
 
+def error_text(e: Exception) -> str:
+    """An exception as the results record it (its traceback goes to the log)."""
+    return f"{type(e).__name__}: {e}"[:2000]
+
+
 def reset_peak(device: str) -> None:
     gc.collect()
     if device.startswith("cuda"):
@@ -208,7 +213,7 @@ def bench_generate(args, shape: dict, gpu: bool) -> dict:
             s = time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001 - reported in the results, not hidden
             traceback.print_exc()
-            out[f"{cache}_error"] = f"{type(e).__name__}: {e}"[:2000]
+            out[f"{cache}_error"] = error_text(e)
             continue
         n = sum(map(len, gen.token_ids))
         out |= {f"{cache}_s": s, f"{cache}_tokens": n, f"{cache}_tokens_per_s": n / s,
@@ -222,7 +227,7 @@ def bench_generate(args, shape: dict, gpu: bool) -> dict:
     try:  # after a CUDA fault in one cache this raises too: keep the other's figures
         out["peak_gb"] = peak_gb(args.device)
     except Exception as e:  # noqa: BLE001
-        out["peak_gb_error"] = f"{type(e).__name__}: {e}"[:500]
+        out["peak_gb_error"] = error_text(e)
     del model
     return out
 
@@ -290,7 +295,7 @@ def main() -> None:
             res[name] = parts[name](args, shape, gpu)
         except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
             traceback.print_exc()
-            res[name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+            res[name] = {"error": error_text(e)}
             failed.append(name)
         if name == "generate" and "static_vs_dynamic" not in res[name] and name not in failed:
             failed.append("generate (one cache)")

@@ -119,9 +119,7 @@ def test_a_resume_state_from_another_config_is_not_resumed(tmp_path, capsys):
     model, _, history, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False,
                                  resume=state)
     assert "ignoring" in capsys.readouterr().out and history[0][0] == 0
-    fresh, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
-    for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
-        assert torch.equal(a, b)
+    _assert_a_fresh_run_gives(model, task, spec)
 
 
 def test_an_unreadable_resume_state_is_ignored(tmp_path, capsys):
@@ -133,6 +131,11 @@ def test_an_unreadable_resume_state_is_ignored(tmp_path, capsys):
     model, _, history, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False,
                                     resume=state)
     assert "unreadable" in capsys.readouterr().out and history[0][0] == 0
+    _assert_a_fresh_run_gives(model, task, spec)
+
+
+def _assert_a_fresh_run_gives(model, task, spec):
+    """``model``'s weights are those of a run of ``spec`` that never saw a resume state."""
     fresh, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
         assert torch.equal(a, b)

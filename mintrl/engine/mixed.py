@@ -109,8 +109,8 @@ class MixedPolicySampler:
             entropy = -(raw_s.exp() * raw_s).sum(-1)  # (b,)
             alpha = mixing_weights(entropy, tau)
             probs = mix(logits[0], logits[1], alpha, sampling)
-            nxt = draw_tokens(probs, gen).cpu()  # (b,)
-            pick = nxt.to(dev)[:, None]
+            pick = draw_tokens(probs, gen)[:, None]  # (b, 1) on the models' device
+            nxt = pick.squeeze(1).cpu()  # (b,)
             ps = raw_s.gather(-1, pick).squeeze(1).exp()  # (b,) raw p_s(y), p_T(y)
             pt = raw_t.gather(-1, pick).squeeze(1).exp()
             lp = torch.log((1 - alpha) * ps + alpha * pt).cpu()
