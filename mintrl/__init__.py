@@ -24,6 +24,12 @@ Modules, one responsibility each:
   logprobs    recomputed per-token log-probs
   schemas     the pyarrow schema of every table
   io          atomic file writes and table readers
+  cpu_numerics  one CPU kernel family on every x86 processor (set here, before torch loads)
 """
+
+from mintrl.cpu_numerics import pin_cpu_numerics
+
+# Before any module imports torch: each CPU dispatcher reads its variable once (cpu_numerics).
+pin_cpu_numerics()
 
 __version__ = "0.1.0"

@@ -1,3 +1,7 @@
+# mintrl first: it pins the CPU kernels before torch loads (mintrl.cpu_numerics)
+import mintrl  # noqa: F401
+
+# isort: split
 import pytest
 import torch
 

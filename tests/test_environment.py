@@ -1,9 +1,12 @@
-"""The embedded default's environment: the lock (constraints/cpu.txt)."""
+"""The embedded default's environment: the lock (constraints/cpu.txt) and the CPU kernels."""
 
 from __future__ import annotations
 
 import importlib.metadata as md
+import os
+import platform
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +16,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+
+from mintrl.cpu_numerics import PINS, has_avx2_fma, pin_cpu_numerics
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "constraints" / "cpu.txt"
@@ -80,3 +85,35 @@ def test_environment_yml_installs_the_lock():
     assert "python=3.11" in deps
     pip = next(d["pip"] for d in deps if isinstance(d, dict))
     assert "-c constraints/cpu.txt" in pip and any(p.startswith("-e .") for p in pip)
+
+
+def test_pins_fill_only_unset_dispatchers_and_respect_the_opt_out():
+    env = {"MKL_CBWR": "COMPATIBLE"}
+    assert pin_cpu_numerics(env, supported=True) == {
+        k: v for k, v in PINS.items() if k != "MKL_CBWR"}
+    assert env["MKL_CBWR"] == "COMPATIBLE"  # a cluster's own setting stays
+    assert pin_cpu_numerics({"MINTRL_CPU_NUMERICS": "native"}, supported=True) == {}
+    assert pin_cpu_numerics({}, supported=False) == {}
+
+
+def test_cpu_flags_are_read_from_cpuinfo():
+    if platform.machine().lower() not in {"x86_64", "amd64"}:
+        pytest.skip("not x86: nothing is read, nothing pinned")
+    assert has_avx2_fma("processor: 0\nflags\t\t: fpu sse2 avx2 fma avx512f\n")
+    assert not has_avx2_fma("processor: 0\nflags\t\t: fpu sse2 avx\n")
+
+
+def _capability(env: dict[str, str]) -> str:
+    clean = {k: v for k, v in os.environ.items() if k not in (*PINS, "MINTRL_CPU_NUMERICS")}
+    code = "import mintrl, torch; print(torch.backends.cpu.get_cpu_capability())"
+    return subprocess.run([sys.executable, "-c", code], env=clean | env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_a_stage_process_runs_the_pinned_kernels_and_native_runs_the_processors():
+    if not has_avx2_fma():
+        pytest.skip("not an x86-64 processor with AVX2 and FMA: nothing is pinned")
+    assert _capability({}) == "AVX2"
+    native = _capability({"MINTRL_CPU_NUMERICS": "native"})
+    flags = Path("/proc/cpuinfo").read_text()
+    assert native == ("AVX512" if " avx512f" in flags else "AVX2")

@@ -1,0 +1,170 @@
+"""Do the toy's weights depend on the processor? Pre-training and one RL segment under each
+setting of the CPU dispatchers, weights compared (mintrl.cpu_numerics).
+
+    python benchmarks/cpu_numerics.py            # -> benchmarks/results/cpu_numerics.{json,md}
+
+A processor is simulated by the kernels its dispatchers would pick: this machine's own (on an
+AVX-512 CPU, AVX-512 kernels) and those of an AVX2-only CPU (every dispatcher capped at AVX2),
+both with the pins switched off (``MINTRL_CPU_NUMERICS=native``); one dispatcher at a time shows
+which of them changes the toy's numbers. The pinned row is the default: what every stage runs.
+Each setting pre-trains the arith base (``--steps`` steps, 2 threads as the workflow's
+pretrain rule) and runs iteration 1 of ``grpo-s0`` (rollouts + update, 1 thread) from its own
+base; the chain is what a user's table depends on. The pinned and the native settings run
+``--repeats`` times alternately, so their time ratio is measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ALL_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+NATIVE = {"MINTRL_CPU_NUMERICS": "native"}
+# name -> (environment, what it stands for)
+SETTINGS = {
+    "pinned": ({}, "the default: every dispatcher pinned to AVX2 (mintrl.cpu_numerics)"),
+    "native": (NATIVE, "pins off: this processor's own kernels"),
+    "native-avx2-cpu": ({**NATIVE, **ALL_AVX2}, "pins off, an AVX2-only processor "
+                        "(every dispatcher capped at AVX2)"),
+    "native-aten-avx2": ({**NATIVE, "ATEN_CPU_CAPABILITY": "avx2"}, "pins off, ATen alone "
+                         "at AVX2"),
+    "native-mkl-avx2": ({**NATIVE, "MKL_CBWR": "AVX2"}, "pins off, MKL alone at AVX2"),
+    "native-onednn-avx2": ({**NATIVE, "ONEDNN_MAX_CPU_ISA": "AVX2"}, "pins off, oneDNN "
+                           "alone at AVX2"),
+}
+
+
+def weights_digest(folder: Path) -> str:
+    """sha256 over the checkpoint's safetensors files (the weights, bit for bit)."""
+    h = hashlib.sha256()
+    for f in sorted(folder.glob("*.safetensors")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def stage(args: list[str], env: dict[str, str], log: Path) -> float:
+    """Runs ``python -m mintrl.<stage>`` in a clean copy of the environment plus ``env``."""
+    full = {k: v for k, v in os.environ.items()
+            if k not in (*ALL_AVX2, "MINTRL_CPU_NUMERICS")} | env
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=full, stdout=out,
+                       stderr=subprocess.STDOUT, check=True)
+    return time.perf_counter() - t0
+
+
+def write_config(work: Path, steps: int) -> Path:
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["tasks"] = {"arith": cfg["tasks"]["arith"]}
+    cfg["tasks"]["arith"]["base"]["steps"] = steps
+    cfg["runs"] = [r for r in cfg["runs"] if r.get("name") == "grpo"]
+    cfg.pop("tune", None)
+    cfg["tuned"] = {"grpo": cfg["tuned"]["grpo"]}
+    cfg["ablation_reference"] = None
+    path = work / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def run_setting(name: str, env: dict[str, str], cfg: Path, work: Path) -> dict:
+    out = work / name
+    out.mkdir(parents=True, exist_ok=True)
+    data = work / "data"
+    base = out / "base"
+    t_pre = stage(["mintrl.pretrain", "--config", str(cfg), "--task", "arith", "--role",
+                   "base", "--exclude", str(data), "--out", str(base), "--threads", "2"],
+                  env, out / "pretrain.log")
+    root = out / "grpo-s0"
+    t_seg = stage(["mintrl.segment", "--config", str(cfg), "--run", "grpo-s0", "--task",
+                   "arith", "--start", "1", "--end", "1", "--init", str(base), "--prompts",
+                   str(data / "train.parquet"), "--root", str(root), "--threads", "1"],
+                  env, out / "segment.log")
+    rollouts = (root / "iter_1" / "rollouts.parquet").read_bytes()
+    report = json.loads((out / "base.json").read_text())
+    return {"pretrain_seconds": t_pre, "segment_seconds": t_seg,
+            "base": weights_digest(base), "segment": weights_digest(root / "iter_1" / "model"),
+            "rollouts": hashlib.sha256(rollouts).hexdigest()[:16],
+            "final_loss": report["final_loss"]}
+
+
+def markdown(results: dict, steps: int, repeats: int, command: str) -> str:
+    first = {name: runs[0] for name, runs in results.items()}
+    ref = first["native-avx2-cpu"]
+    lines = [
+        "# CPU numerics: do the toy's weights depend on the processor?", "",
+        f"Command: `{command}` (this machine: {results_machine()}). Each setting pre-trains the "
+        f"arith base for {steps} steps (2 threads) and runs iteration 1 of `grpo-s0` from it "
+        "(1 thread). Digests are sha256 of the safetensors files; `=` marks a digest equal to "
+        "the AVX2-only processor's (pins off), the kernels every pinned run uses.", "",
+        "| setting | what it is | base weights | after RL iteration 1 | rollouts | base loss |",
+        "|---|---|---|---|---|---:|",
+    ]
+    for name, r in first.items():
+        def mark(key, r=r):
+            return f"`{r[key]}`" + (" =" if r[key] == ref[key] else "")
+        lines.append(f"| {name} | {SETTINGS[name][1]} | {mark('base')} | {mark('segment')} | "
+                     f"{mark('rollouts')} | {r['final_loss']:.6f} |")
+    pin, nat = results["pinned"], results["native"]
+    pre = [p["pretrain_seconds"] / n["pretrain_seconds"] for p, n in zip(pin, nat, strict=True)]
+    seg = [p["segment_seconds"] / n["segment_seconds"] for p, n in zip(pin, nat, strict=True)]
+    lines += ["", f"Cost of the pins, pinned / native time over {repeats} alternating repeats: "
+              f"pre-training {', '.join(f'{x:.3f}' for x in pre)}; RL segment "
+              f"{', '.join(f'{x:.3f}' for x in seg)}.", ""]
+    return "\n".join(lines)
+
+
+def results_machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    flags = Path("/proc/cpuinfo").read_text()
+    return f"{model}, {'AVX-512' if 'avx512f' in flags else 'no AVX-512'}, {os.cpu_count()} cores"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=200, help="pre-training steps of the base")
+    ap.add_argument("--repeats", type=int, default=2, help="alternating runs of pinned and "
+                    "native, for their time ratio")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/cpu_numerics",
+                    help="output stem: <out>.json and <out>.md")
+    args = ap.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="cpu_numerics_"))
+    cfg = write_config(work, args.steps)
+    stage(["mintrl.prepare", "--config", str(cfg), "--task", "arith", "--out",
+           str(work / "data")], {}, work / "prepare.log")
+    # untimed: a first segment may build DeepSpeed's CPU ops (a one-time JIT compile)
+    run_setting("warm-up", SETTINGS["pinned"][0], cfg, work)
+    results: dict[str, list[dict]] = {name: [] for name in SETTINGS}
+    for k in range(args.repeats):
+        for name in ("pinned", "native") if k % 2 == 0 else ("native", "pinned"):
+            results[name].append(run_setting(f"{name}-{k}", SETTINGS[name][0], cfg, work))
+            print(name, results[name][-1], flush=True)
+    for name, (env, _) in SETTINGS.items():
+        if not results[name]:
+            results[name].append(run_setting(name, env, cfg, work))
+            print(name, results[name][-1], flush=True)
+    command = "python benchmarks/cpu_numerics.py" + "".join(
+        f" --{k} {v}" for k, v in (("steps", args.steps), ("repeats", args.repeats))
+        if v != ap.get_default(k))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(
+        {"command": command, "machine": results_machine(), "steps": args.steps,
+         "settings": {n: {"env": SETTINGS[n][0], "runs": r} for n, r in results.items()}},
+        indent=2) + "\n")
+    args.out.with_suffix(".md").write_text(markdown(results, args.steps, args.repeats, command))
+    print(args.out.with_suffix(".md").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""CPU numerics that do not depend on the processor: one kernel family for every x86 CPU.
+
+torch's CPU build picks its kernels by the processor it runs on, in three places: ATen's
+vectorised kernels (``ATEN_CPU_CAPABILITY``: AVX-512 where the CPU has it, else AVX2), MKL's
+BLAS (``MKL_CBWR``: a code path per instruction set, and per vendor) and oneDNN's primitives
+(``ONEDNN_MAX_CPU_ISA``). Each path rounds differently, and an RL pipeline amplifies a last-bit
+difference into other samples, other updates and another table: the same code and versions
+gave a teacher 8 pp apart on two processors. ``pin_cpu_numerics`` sets all three to AVX2, which
+every x86-64 processor of the last decade has, so an AVX-512 machine computes what an AVX2-only
+one does (measured: ``benchmarks/cpu_numerics.py``, results in
+``benchmarks/results/cpu_numerics.md``).
+
+It must run before torch is imported (each dispatcher reads its variable once), so the package
+``mintrl/__init__.py`` calls it: every stage is ``python -m mintrl.<stage>`` and imports the
+package first. A variable already set in the environment wins (a cluster's own ``MKL_CBWR``
+stays), and ``MINTRL_CPU_NUMERICS=native`` leaves all three alone. Nothing is set on a
+processor without AVX2 and FMA, nor off x86 (ARM laptops run other kernels: their numbers are
+not bit-equal to x86's whatever is pinned).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import MutableMapping
+from pathlib import Path
+
+# One instruction set for the three dispatchers; values as each library spells them.
+PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+OPT_OUT = "MINTRL_CPU_NUMERICS"  # "native": the processor's own kernels
+
+
+def has_avx2_fma(cpuinfo: str | None = None) -> bool:
+    """Whether this is an x86-64 processor with AVX2 and FMA (``/proc/cpuinfo``'s flags)."""
+    if platform.machine().lower() not in {"x86_64", "amd64"}:
+        return False
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:  # not Linux: no flags to read, leave the dispatchers alone
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()
+                  if line.startswith("flags")), [])
+    return "avx2" in flags and "fma" in flags
+
+
+def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
+                     supported: bool | None = None) -> dict[str, str]:
+    """Set the dispatchers of ``PINS`` that ``environ`` leaves unset; returns what it set.
+
+    ``supported`` (default: ``has_avx2_fma()``) says whether the processor runs the pinned
+    kernels; an ``OPT_OUT`` of ``native`` sets nothing."""
+    if environ.get(OPT_OUT, "pinned") == "native":
+        return {}
+    if not (has_avx2_fma() if supported is None else supported):
+        return {}
+    applied = {k: v for k, v in PINS.items() if k not in environ}
+    environ.update(applied)
+    return applied
+
+
+def numerics_report() -> dict[str, str]:
+    """What the running process's kernels are (for reports): the three variables and ATen's
+    capability as torch resolved it."""
+    import torch
+
+    return {**{k: os.environ.get(k, "") for k in PINS},
+            "aten_capability": torch.backends.cpu.get_cpu_capability()}
