@@ -18,6 +18,8 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -60,6 +62,12 @@ class ModelArch(Strict):
         return self
 
 
+# A lab seed k pre-trains with the role's seed + LAB_SEED_STRIDE * k: 0 for lab 0 (its models
+# stay bit for bit what they were), and distinct across labs and roles while role seeds stay
+# below it.
+LAB_SEED_STRIDE = 1000
+
+
 class PretrainSpec(Strict):
     """How one toy model is pre-trained from scratch (next-token loss on responses only)."""
 
@@ -84,8 +92,10 @@ class PretrainSpec(Strict):
         0.15, ge=0, le=1, description="Share of examples whose prompt carries the reference "
         "solution, so the model can act as its own intervener (self-intervention)."
     )
-    seed: int = Field(0, ge=0, description="Initialisation and data seed, added to the global "
-                      "seed.")
+    seed: int = Field(
+        0, ge=0, lt=LAB_SEED_STRIDE, description="Initialisation and data seed, added to the "
+        "global seed and to 1000 x the lab seed (runs.<i>.lab_seeds); below 1000 so that no "
+        "two labs' models share a seed.")
     checkpoint_every: int = Field(
         100, ge=0, description="Steps between the resume states of a pre-training job "
         "(`<out>.resume.pt`: weights, optimizer, data stream), from which a killed job goes "
@@ -497,19 +507,45 @@ class RunSpec(Strict):
 
 
 class RunEntry(Strict):
-    """A run of the sweep: the base run (``rl``) + ``overrides``, once per seed."""
+    """A run of the sweep: the base run (``rl``) + ``overrides``, once per (lab seed, RL seed)
+    pair."""
 
     method: str = Field(description="Method name (a RunSpec.method value).")
     overrides: dict[str, Any] = Field(
         default_factory=dict, description="Keys of the base run to change; dotted keys reach "
         "nested ones (``sampling.temperature``). They also name the run.")
-    seeds: list[int] = Field([0], min_length=1, description="One run per seed; the main "
-                             "command runs the first, `snakemake main_table` / `sweep` all.")
-    name: str | None = Field(None, description="Run name instead of the generated one.")
+    seeds: list[int] = Field([0], min_length=1, description="RL seeds: one run per seed; the "
+                             "main command runs the first, `snakemake main_table` / `sweep` "
+                             "all.")
+    lab_seeds: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="Lab seeds, paired element-wise with `seeds` (same length): run k "
+        "starts from the base and teacher pre-trained with lab seed `lab_seeds[k]` (their "
+        "seeds + 1000 x lab seed) and trains on the prompts that base filtered, so a row's "
+        "spread includes the lab's noise, not one pre-training's luck. Lab seed k > 0 adds "
+        "`-lab<k>` to model and run names (`grpo-lab1-s1`). Default: lab seed 0 (the lab the "
+        "main command uses) for every RL seed. Toy tasks only: a dataset task's models are "
+        "fetched.")
+    name: str | None = Field(None, description="Run name instead of the generated one (with "
+                             "`-s<seed>`, or `-lab<k>-s<seed>`, when the entry has several "
+                             "pairs).")
     group: str = Field(
         "main", pattern=r"^[a-z][a-z0-9_]*$", description="Which table the run belongs to: "
         "'main' (the main table: `snakemake`, `snakemake main_table`) or an ablation "
         "(`snakemake ablation_<group>`); `snakemake sweep` runs every group.")
+
+    @field_validator("lab_seeds")
+    @classmethod
+    def _paired(cls, labs: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        seeds = info.data.get("seeds")  # absent when `seeds` itself failed
+        if labs is not None and seeds is not None and len(labs) != len(seeds):
+            raise ValueError(f"{len(labs)} lab seeds for {len(seeds)} seeds: they pair "
+                             "element-wise (run k: lab_seeds[k], seeds[k])")
+        return labs
+
+    @property
+    def pair_lab_seeds(self) -> list[int]:
+        """The lab seed of each RL seed's run (lab 0 for each when ``lab_seeds`` is unset)."""
+        return list(self.lab_seeds) if self.lab_seeds is not None else [0] * len(self.seeds)
 
 
 class TuneSpec(Strict):
@@ -547,7 +583,8 @@ class Config(Strict):
     filter: FilterSpec = Field(default_factory=FilterSpec, description="Training-prompt filter.")
     rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
     runs: list[RunEntry] = Field(
-        default_factory=list, description="The sweep: runs = base run + overrides + seed.")
+        default_factory=list, description="The sweep: runs = base run + overrides + (lab "
+        "seed, RL seed) pair.")
     tune: TuneSpec = Field(default_factory=TuneSpec, description="Tuning (`snakemake tune`).")
     tuned: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Chosen values per main-table row, written by "
@@ -555,7 +592,7 @@ class Config(Strict):
         "overrides (they do not change run names).")
     ablation_reference: str | None = Field(
         None, description="A main-table row (entry name) shown in every ablation table as the "
-        "reference point, on the ablation's tasks (its first seed).")
+        "reference point, on the ablation's tasks (its first (lab seed, RL seed) pair).")
     main_iterations: int | None = Field(
         None, ge=1, description="Where the main command (`snakemake`) stops the main table's "
         "runs; `snakemake main_table` / `sweep` continue the same runs to their `iterations`. "

@@ -1,10 +1,11 @@
 """Stage ``pretrain``: train a toy base policy or teacher from scratch on a task's generator.
 
     python -m mintrl.pretrain --config config/config.yaml --task arith --role base \
-        --exclude results/data/arith --out results/models/arith/base
+        --exclude results/data/arith --out results/models/arith/base [--lab-seed 1]
 
 Next-token loss on response tokens only (prompt tokens are context). A fixed step count and
-seeds make it deterministic on CPU for a given thread count.
+seeds make it deterministic on CPU for a given thread count. The lab seed pre-trains the same
+role again with another seed (``lab_seed_of``), so results can be averaged over labs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mintrl.config import PretrainSpec, load_config
+from mintrl.config import LAB_SEED_STRIDE, PretrainSpec, load_config
 from mintrl.io import atomic_path, read_table, write_json
 from mintrl.models import build_model
 from mintrl.progress import progress as progress_bar
@@ -96,11 +97,23 @@ def lr_at(step: int, spec: PretrainSpec) -> float:
     return spec.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str]) -> str:
-    """What a resume state must have been made by: the task, the spec, the seed and the
-    held-out prompts (a state from another config is never resumed)."""
+def lab_seed_of(seed: int, lab_seed: int) -> int:
+    """The seed a model of lab ``lab_seed`` is pre-trained with: the role's (the global seed +
+    the spec's) + LAB_SEED_STRIDE x the lab seed. Lab 0 adds nothing: its models keep the
+    weights they always had."""
+    if lab_seed < 0:
+        raise ValueError(f"lab seed {lab_seed} < 0")
+    return seed + LAB_SEED_STRIDE * lab_seed
+
+
+def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str],
+                    lab_seed: int = 0) -> str:
+    """What a resume state must have been made by: the task, the spec, the seed, the lab seed
+    and the held-out prompts (a state from another config or lab is never resumed). Lab 0's is
+    the fingerprint states had before lab seeds, so they are still resumed."""
     weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
-    h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n".encode())
+    lab = f"lab {lab_seed}\n" if lab_seed else ""
+    h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n{lab}".encode())
     for prompt in sorted(exclude):
         h.update(prompt.encode() + b"\0")
     return h.hexdigest()
@@ -138,30 +151,34 @@ def load_resume_state(path: Path, fingerprint: str) -> dict | None:
         print(f"[pretrain] ignoring {path}: unreadable ({type(e).__name__}: {e})", flush=True)
         return None
     if state.get("fingerprint") != fingerprint:
-        print(f"[pretrain] ignoring {path}: made with another config, task or held-out set",
-              flush=True)
+        print(f"[pretrain] ignoring {path}: made with another config, task, lab seed or "
+              "held-out set", flush=True)
         return None
     return state
 
 
 def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
-             resume: Path | None = None):
+             resume: Path | None = None, lab_seed: int = 0):
     """Train a fresh model; returns (model, tokenizer, history of (step, loss), training
     seconds, those of earlier killed jobs included).
+
+    ``seed`` is the role's (the global seed + ``spec.seed``); ``lab_seed`` offsets it
+    (``lab_seed_of``) to pre-train the same role for another lab.
 
     With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
     one this run made is there, training goes on from it: the final weights are the same as
     an uninterrupted run's at the same thread count (another count changes the float sums'
     order: the weights are as good, not bit for bit the same)."""
+    fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed) if resume else ""
+    model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()
-    model = build_model(spec.arch, tokenizer, seed)
+    model = build_model(spec.arch, tokenizer, model_seed)
     model.train()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(model_seed)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
     history: list[tuple[int, float]] = []
     start, before = 0, 0.0  # first step, training seconds of the jobs before this one
     t0 = time.perf_counter()
-    fingerprint = run_fingerprint(task, spec, seed, exclude) if resume else ""
     state = load_resume_state(resume, fingerprint) if resume else None
     if state is not None:
         model.load_state_dict(state["model"])
@@ -214,28 +231,35 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", required=True, help="config YAML")
     ap.add_argument("--task", required=True, help="task name (a key of `tasks`)")
     ap.add_argument("--role", required=True, choices=["base", "teacher"])
+    ap.add_argument("--lab-seed", type=int, default=0,
+                    help="which lab's model: its seed is offset by 1000 x this (0: the default)")
     ap.add_argument("--exclude", type=Path, help="folder of split Parquet files to hold out")
     ap.add_argument("--out", type=Path, required=True, help="checkpoint folder to write")
     ap.add_argument("--threads", type=int, help="torch threads (default: the config's)")
     args = ap.parse_args(argv)
+    if args.lab_seed < 0:
+        ap.error(f"--lab-seed {args.lab_seed}: must be >= 0")
 
     cfg = load_config(args.config)
     threads = args.threads or cfg.threads
     torch.set_num_threads(threads)
     spec = getattr(cfg.tasks[args.task], args.role)
     seed = cfg.seed + spec.seed
-    print(f"[pretrain] task={args.task} role={args.role} steps={spec.steps} seed={seed} "
-          f"threads={threads} -> {args.out}", flush=True)
+    model_seed = lab_seed_of(seed, args.lab_seed)
+    print(f"[pretrain] task={args.task} role={args.role} lab_seed={args.lab_seed} "
+          f"steps={spec.steps} seed={model_seed} threads={threads} -> {args.out}", flush=True)
     # beside the output, not in it: Snakemake deletes an incomplete job's output, not this
     resume = args.out.with_name(args.out.name + ".resume.pt")
     model, tokenizer, history, seconds = pretrain(
-        get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume
+        get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume,
+        lab_seed=args.lab_seed,
     )
     save_checkpoint(model, tokenizer, args.out)
     resume.unlink(missing_ok=True)
     tail = [loss for _, loss in history[-20:]]
     write_json(args.out.with_suffix(".json"), {
-        "task": args.task, "role": args.role, "seconds": seconds, "steps": spec.steps,
+        "task": args.task, "role": args.role, "lab_seed": args.lab_seed,
+        "seed": model_seed, "seconds": seconds, "steps": spec.steps,
         "parameters": sum(p.numel() for p in model.parameters()),
         "first_loss": history[0][1], "final_loss": float(np.mean(tail)),
         "loss_curve": history[:: max(1, len(history) // 100)],

@@ -1,8 +1,10 @@
-"""Runs of the sweep: a run is the base run (``rl:``) + an entry's overrides + a seed.
+"""Runs of the sweep: a run is the base run (``rl:``) + an entry's overrides + a (lab seed,
+RL seed) pair.
 
 ``resolve_runs(cfg)`` names and validates every run (main table, ablations, tuning points);
 ``segment_ends`` and ``kept_iterations`` say where a run's Snakemake jobs end and which
-checkpoints are evaluated and kept. The keys themselves are defined in ``mintrl.config``.
+checkpoints are evaluated and kept; ``lab_model`` / ``split_lab_model`` name the lab's models
+per lab seed. The keys themselves are defined in ``mintrl.config``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from mintrl.config import SEMI_ON_POLICY, Config, ConfigError, RunEntry, RunSpec
 
 @dataclass(frozen=True)
 class Run:
-    """A resolved run: its name, seed, full spec and the tasks it trains on."""
+    """A resolved run: its name, (lab seed, RL seed) pair, full spec and the tasks it trains
+    on."""
 
     name: str
     method: str
@@ -30,9 +33,10 @@ class Run:
     overrides: dict[str, Any]
     group: str = "main"
     entry: str = ""  # the run's name without its seed: the row it averages into
-    primary: bool = True  # the entry's first seed (what the main command runs)
+    primary: bool = True  # the entry's first pair (what the main command runs)
     stop: int = 0  # where the main command stops it (``main_iterations``); 0: not in it
     task_specs: tuple[tuple[str, RunSpec], ...] = ()  # tasks whose ``rl`` changes the spec
+    lab_seed: int = 0  # which pre-training of the base and teacher it starts from (lab_model)
 
     def spec_for(self, task: str) -> RunSpec:
         """The run's spec on ``task``: the base run + the task's ``rl`` keys + the run's
@@ -62,7 +66,47 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-RESERVED_NAMES = {"base", "teacher"}
+ROLES = ("base", "teacher")
+
+
+def lab_suffix(lab_seed: int) -> str:
+    """What a lab seed adds to the names of its models, filtered prompts and pass rates: nothing
+    for lab 0 (the paths every finished result already has), ``-lab<k>`` for the others."""
+    if lab_seed < 0:
+        raise ValueError(f"lab seed {lab_seed} < 0")
+    return f"-lab{lab_seed}" if lab_seed else ""
+
+
+def lab_model(role: str, lab_seed: int) -> str:
+    """The name of ``role``'s model pre-trained with ``lab_seed``, in its paths
+    (``results/models/<task>/<name>``, ``results/eval/lab/<task>/<name>``) and in MLflow:
+    ``base``, ``teacher`` for lab seed 0, else ``base-lab1``, ``teacher-lab2``, ..."""
+    if role not in ROLES:
+        raise ValueError(f"lab_model: role {role!r} is not one of {ROLES}")
+    return role + lab_suffix(lab_seed)
+
+
+def split_lab_model(name: str) -> tuple[str, int] | None:
+    """``lab_model``'s inverse: ``teacher-lab2`` -> ("teacher", 2), ``base`` -> ("base", 0);
+    None for a name that is no lab model (a run's)."""
+    m = re.fullmatch(r"(base|teacher)(?:-lab([1-9][0-9]*))?", name)
+    return (m[1], int(m[2] or 0)) if m else None
+
+
+def lab_seeds(runs: dict[str, Run]) -> list[int]:
+    """The lab seeds ``runs`` start from (a table's base and teacher rows average over these);
+    [0] when there are none."""
+    return sorted({r.lab_seed for r in runs.values()}) or [0]
+
+
+def run_lab_seed(runs: dict[str, Run], name: str) -> int:
+    """The lab seed ``name`` belongs to: a run's, a lab model's own (``base-lab1``: 1), else 0."""
+    if name in runs:
+        return runs[name].lab_seed
+    split = split_lab_model(name)
+    return split[1] if split else 0
+
+
 # Keys that say where a run stops and where its jobs end, not what it does: they are left out
 # of run names and of the settings that make Snakemake rerun a job, so a finished run can be
 # extended (its segments' bounds are in their paths).
@@ -72,17 +116,34 @@ RUN_LENGTH_KEYS = frozenset({"iterations", "eval_every", "iterations_per_job"})
 TASK_FIXED_KEYS = RUN_LENGTH_KEYS | {"method", "tasks", "intervention_iterations"}
 
 
-def run_name(method: str, overrides: dict[str, Any], seed: int | None) -> str:
-    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``: method, overrides (sorted), seed (none
-    when ``seed`` is None: the name of the row the seeds average into)."""
+def run_name(method: str, overrides: dict[str, Any], seed: int | None,
+             lab_seed: int = 0) -> str:
+    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``, ``grpo-lab1-s1``: method, overrides
+    (sorted), lab seed (none for lab 0: today's names), seed (none when ``seed`` is None: the
+    name of the row the pairs average into)."""
     parts = [method]
     for key in sorted(set(overrides) - RUN_LENGTH_KEYS):
         value = overrides[key]
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         parts.append(f"{key.split('.')[-1]}{text}")
     if seed is not None:
-        parts.append(f"s{seed}")
+        parts.append(seed_suffix(seed, lab_seed))
     return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
+
+
+def seed_suffix(seed: int, lab_seed: int = 0) -> str:
+    """``s1``, ``lab1-s1``: what tells a row's runs apart (lab 0 keeps today's names)."""
+    return f"s{seed}" if lab_seed == 0 else f"lab{lab_seed}-s{seed}"
+
+
+def entry_run_name(entry: RunEntry, seed: int, lab_seed: int) -> str:
+    """The name of ``entry``'s run with this (lab seed, RL seed) pair: generated, or ``name``
+    (with the pair's suffix when the entry has several pairs; as given when it has one)."""
+    if not entry.name:
+        return run_name(entry.method, entry.overrides, seed, lab_seed)
+    if len(entry.seeds) > 1:
+        return f"{entry.name}-{seed_suffix(seed, lab_seed)}"
+    return entry.name
 
 
 def _validated(merged: dict[str, Any], i: int, source: str, task: str | None = None) -> RunSpec:
@@ -158,20 +219,35 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
             _check_task_fit(dict(task_specs).get(t, spec), t, cfg, i, source)
         stop = (min(cfg.main_iterations or spec.iterations, spec.iterations)
                 if entry.group == "main" else 0)
-        for k, seed in enumerate(entry.seeds):
-            name = entry.name or run_name(entry.method, entry.overrides, seed)
-            if len(entry.seeds) > 1 and entry.name:
-                name = f"{entry.name}-s{seed}"
-            if name in runs or name in RESERVED_NAMES or name.startswith("summary-"):
+        labs = entry.pair_lab_seeds
+        _check_labs_fit(labs, tasks, cfg, i, source)
+        for k, (seed, lab) in enumerate(zip(entry.seeds, labs, strict=True)):
+            name = entry_run_name(entry, seed, lab)
+            if name in runs or _reserved(name):
                 raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
                                   "used twice (or is reserved); set `name`")
             runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
-                             entry.group, row, k == 0, stop if k == 0 else 0, task_specs)
+                             entry.group, row, k == 0, stop if k == 0 else 0, task_specs, lab)
     return runs
 
 
+def _reserved(name: str) -> bool:
+    """Names the lab's models and the summaries take in paths and MLflow."""
+    return split_lab_model(name) is not None or name.startswith("summary-")
+
+
+def _check_labs_fit(labs: list[int], tasks: tuple[str, ...], cfg: Config, i: int,
+                    source: str) -> None:
+    """A dataset task's models are fetched, not pre-trained: it has only lab seed 0."""
+    for task in tasks:
+        if cfg.tasks[task].kind == "dataset" and any(labs):
+            raise ConfigError(f"invalid config {source}:\n  runs.{i}.lab_seeds: task {task!r} "
+                              "fetches its base and teacher (no pre-training to seed): use "
+                              "lab seed 0")
+
+
 def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
-    """The run of ``ablation_reference`` (its first seed); an unknown row is a config error."""
+    """The run of ``ablation_reference`` (its first pair); an unknown row is a config error."""
     if cfg.ablation_reference is None:
         return None
     for name, run in runs.items():
@@ -185,7 +261,7 @@ def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
 def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
     """The tuning runs (group "tune"): each main-table row of ``tune.grids`` once per grid
     point, from the row's own overrides (not its tuned values), for ``tune.iterations`` on
-    ``tune.tasks``, named ``tune-<row>-<k>``."""
+    ``tune.tasks``, named ``tune-<row>-<k>``, on the row's first (lab seed, RL seed) pair."""
     rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs
             if e.group == "main"}
     sizes = {}
@@ -202,7 +278,7 @@ def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
                   "iterations_per_job": cfg.tune.iterations, "tasks": cfg.tune.tasks}
         for k, point in enumerate(points):
             out.append(RunEntry(method=entry.method, group="tune", name=f"tune-{row}-{k}",
-                                seeds=entry.seeds[:1],
+                                seeds=entry.seeds[:1], lab_seeds=entry.pair_lab_seeds[:1],
                                 overrides={**entry.overrides, **point, **length}))
     if len(set(sizes.values())) > 1:
         raise ConfigError(f"invalid config {source}:\n  tune.grids: every row gets the same "

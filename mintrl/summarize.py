@@ -6,9 +6,13 @@ paper's Table 4) in CSV and Markdown, and plots of training reward and Pass@1.
         --out results/summary/main
 
 Each run counts at its latest evaluated iteration; a benchmark is ``<task>/<split>``. A row is
-a config entry (``grpo``, ...): its seeds' runs give mean ± std over seeds and a bootstrap 95 %
-interval over problems and seeds (``mintrl/stats.py``), from the evaluations' per-sample files.
-Writes ``table.{md,csv}`` (Pass@1; best per column in bold), ``quality.md`` (strict
+a config entry (``grpo``, ...): its runs, one per (lab seed, RL seed) pair, give mean ± std over
+pairs and a bootstrap 95 % interval over problems and pairs (``mintrl/stats.py``), from the
+evaluations' per-sample files. The base and teacher rows average over the lab seeds the
+table's runs start from (``base``, ``base-lab1``, ...). A row's difference to the base pairs
+each run with the base of its own lab seed, problem by problem, before averaging: the lab's
+noise is in both and cancels. Writes ``table.{md,csv}`` (Pass@1, and its difference to the
+base; best per column in bold), ``quality.md`` (strict
 correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
 ``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
 ``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/plots.py``): ``pass1.png``,
@@ -26,10 +30,18 @@ import pandas as pd
 
 from mintrl.io import atomic_path
 from mintrl.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
+from mintrl.runs import Run, split_lab_model
 from mintrl.stats import cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
 SAMPLE_METRICS = {"pass@1": "reward", "strict": "strict", "step_accuracy": "step_accuracy"}
+BASE_ROW = "base"  # the row every difference is taken to
+STAT_KEYS = ("mean", "std", "lo", "hi")
+DELTA_KEYS = ("delta", "delta_std", "delta_lo", "delta_hi")  # the same, of the difference
+MEAN_NOTE = ("Mean ± std over a row's runs, one per (lab seed, RL seed) pair (the base and the "
+             "teacher: one per lab seed) [bootstrap 95 % interval over problems and pairs]")
+DELTA_NOTE = ("Each run minus the base pre-trained with the same lab seed, on the same problems; "
+              "mean ± std over pairs [bootstrap 95 % interval over problems and pairs]")
 
 
 def eval_records(paths: list[Path]) -> pd.DataFrame:
@@ -52,10 +64,25 @@ def latest(evals: pd.DataFrame) -> pd.DataFrame:
     return evals[evals["iteration"] == last]
 
 
-def problem_scores(evals: pd.DataFrame, row_of: dict[str, str]) -> pd.DataFrame:
+def rows_and_labs(names, runs: dict[str, Run]) -> tuple[dict[str, str], dict[str, int]]:
+    """(row_of, lab_of) for the evaluated ``names``: a config run's row is its entry, a lab
+    model's (``base-lab1``) its role; the lab seed each starts from (0 for others)."""
+    row_of = {n: r.entry for n, r in runs.items()}
+    lab_of = {n: r.lab_seed for n, r in runs.items()}
+    for name in names:
+        split = split_lab_model(name)
+        if name not in runs and split is not None:
+            row_of[name], lab_of[name] = split
+    return row_of, lab_of
+
+
+def problem_scores(evals: pd.DataFrame, row_of: dict[str, str],
+                   lab_of: dict[str, int] | None = None) -> pd.DataFrame:
     """Per (row, run, benchmark, problem): the mean over samples of each SAMPLE_METRICS
     column, at each run's latest evaluation (read from the ``samples.parquet`` next to its
-    ``metrics.json``). ``row_of`` maps a run to its table row (runs not in it are their own)."""
+    ``metrics.json``), and the run's lab seed. ``row_of`` maps a run to its table row (runs
+    not in it are their own), ``lab_of`` to its lab seed (default 0)."""
+    lab_of = lab_of or {}
     parts = []
     final = latest(evals)[["run", "task", "source"]].drop_duplicates()
     for run, task, source in final.itertuples(index=False):
@@ -68,7 +95,7 @@ def problem_scores(evals: pd.DataFrame, row_of: dict[str, str]) -> pd.DataFrame:
         samples[cols] = samples[cols].astype(float)  # strict is null where nothing is graded
         per = samples.groupby(["split", "problem_id"])[cols].mean().reset_index()
         per["benchmark"] = task + "/" + per.pop("split")
-        per["run"], per["row"] = run, row_of.get(run, run)
+        per["run"], per["row"], per["lab"] = run, row_of.get(run, run), lab_of.get(run, 0)
         parts.append(per)
     return pd.concat(parts, ignore_index=True)
 
@@ -81,29 +108,83 @@ def trained_benchmarks(scores: pd.DataFrame, trained: set[str]) -> pd.DataFrame:
     return scores[scores["benchmark"].isin(set(mine["benchmark"]))] if len(mine) else scores
 
 
+def row_matrices(part: pd.DataFrame, column: str, row: str) -> dict[str, pd.DataFrame]:
+    """One row's scores in %: benchmark -> (runs × problems), the benchmarks it is graded on."""
+    mats = {}
+    for bench, b in part.groupby("benchmark"):
+        if b[column].isna().all():  # not graded on this benchmark (no reference steps)
+            continue
+        m = b.pivot(index="run", columns="problem_id", values=column)  # pairs × problems
+        if m.isna().any().any():
+            raise SystemExit(f"row {row!r}, {bench}: its runs were evaluated on different "
+                             "problems")
+        mats[bench] = m.astype(float) * 100
+    return mats
+
+
+def paired_differences(mats: dict[str, pd.DataFrame], labs: dict[str, int],
+                       base: dict[str, pd.DataFrame], row: str) -> dict[str, pd.DataFrame]:
+    """benchmark -> (runs × problems) of each run minus the base of its own lab seed on the
+    same problem (``labs``: run -> lab seed; ``base``: benchmark -> (lab seeds × problems)).
+    Pairing removes the lab's noise the run shares with its base; a benchmark the base is not
+    graded on has none."""
+    out = {}
+    for bench, m in mats.items():
+        if bench not in base:
+            continue
+        run_labs = [labs[r] for r in m.index]
+        missing = sorted(set(run_labs) - set(base[bench].index))
+        if missing:
+            raise SystemExit(f"row {row!r}, {bench}: no base evaluation of lab seed(s) "
+                             f"{missing}; a difference pairs each run with its lab's base")
+        if set(m.columns) != set(base[bench].columns):
+            raise SystemExit(f"row {row!r}, {bench}: evaluated on other problems than the base")
+        b = base[bench].loc[run_labs, m.columns]
+        out[bench] = pd.DataFrame(m.to_numpy() - b.to_numpy(), index=m.index, columns=m.columns)
+    return out
+
+
+def _cells(mats: dict[str, pd.DataFrame], benchmarks: list[str]) -> dict[str, list]:
+    """benchmark -> the matrices a cell averages: its own; "average": all of them, only when
+    the row has every benchmark."""
+    cells = {bench: [m.to_numpy(float)] for bench, m in mats.items()}
+    if sorted(mats) == benchmarks:
+        cells["average"] = [m.to_numpy(float) for m in mats.values()]
+    return cells
+
+
 def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.DataFrame:
-    """Long table (row, benchmark, metric, mean, std, lo, hi, seeds), in %: each row's runs
-    are its seeds. "average" is the mean over benchmarks, only for rows that have them all."""
+    """Long table (row, benchmark, metric, mean, std, lo, hi, seeds, labs, delta, delta_std,
+    delta_lo, delta_hi), in %: each row's runs are its (lab seed, RL seed) pairs (``seeds``
+    counts them, ``labs`` their lab seeds); ``delta*``, the same statistics of the runs'
+    differences to the base paired by lab seed (``paired_differences``; NaN without a base
+    row). "average" is the mean over benchmarks, only for rows that have them all."""
     column = SAMPLE_METRICS[metric]
     benchmarks = sorted(scores["benchmark"].unique())
+    labs = scores.groupby("run")["lab"].first().to_dict() if "lab" in scores else {}
+    base = {}
+    if BASE_ROW in set(scores["row"]):
+        part = scores[scores["row"] == BASE_ROW]
+        base = {bench: m.set_axis([labs.get(r, 0) for r in m.index])
+                for bench, m in row_matrices(part, column, BASE_ROW).items()}
     out = []
     for row, part in scores.groupby("row", sort=False):
-        mats = {}
-        for bench, b in part.groupby("benchmark"):
-            if b[column].isna().all():  # not graded on this benchmark (no reference steps)
-                continue
-            m = b.pivot(index="run", columns="problem_id", values=column)  # seeds × problems
-            if m.isna().any().any():
-                raise SystemExit(f"row {row!r}, {bench}: its runs were evaluated on different "
-                                 "problems")
-            mats[bench] = m.to_numpy(float) * 100
-        cells = {bench: [m] for bench, m in mats.items()}
-        if sorted(mats) == benchmarks:
-            cells["average"] = list(mats.values())
-        for bench, ms in cells.items():
+        mats = row_matrices(part, column, row)
+        run_labs = {r: labs.get(r, 0) for m in mats.values() for r in m.index}
+        deltas = _cells(paired_differences(mats, run_labs, base, row), benchmarks)
+        for bench, ms in _cells(mats, benchmarks).items():
             out.append({"row": row, "benchmark": bench, "metric": metric,
-                        **cell_stats(ms, n_boot=n_boot)})
+                        **cell_stats(ms, n_boot=n_boot), "labs": len(set(run_labs.values())),
+                        **_delta_stats(deltas.get(bench), n_boot)})
     return pd.DataFrame(out)
+
+
+def _delta_stats(matrices: list | None, n_boot: int) -> dict[str, float]:
+    """``cell_stats`` of a cell's paired differences under DELTA_KEYS (NaN: no base)."""
+    if matrices is None:
+        return dict.fromkeys(DELTA_KEYS, float("nan"))
+    st = cell_stats(matrices, n_boot=n_boot)
+    return {d: st[k] for d, k in zip(DELTA_KEYS, STAT_KEYS, strict=True)}
 
 
 def single_knobs(specs: dict[str, dict], reference: str | None) -> dict[str, dict[str, float]]:
@@ -128,11 +209,14 @@ def _is_number(x) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True) -> str:
-    """Cells ``mean ± std [lo, hi]``; the best mean of each column among the method rows in
-    bold (the teacher is a reference, not a contender)."""
+def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True,
+                   note: str = MEAN_NOTE, signed: bool = False) -> str:
+    """Cells ``mean ± std [lo, hi]`` (``signed``: with the mean's sign, for differences); the
+    best mean of each column among the method rows in bold (the teacher is a reference, not a
+    contender); below, ``note`` and how many (lab seed, RL seed) pairs each row averages."""
     if stats.empty:
         return "Not graded: these benchmarks have no reference steps to grade against.\n"
+    sign = "+" if signed else ""
     wide = stats.pivot(index="row", columns="benchmark", values="mean")
     cols = [c for c in wide.columns if c != "average"] + (["average"] if "average" in wide else [])
     rows = [r for r in order if r in wide.index] + sorted(set(wide.index) - set(order))
@@ -147,15 +231,35 @@ def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True
                 texts.append("–")
                 continue
             x = cell.loc[(r, c)]
-            text = f"{x['mean']:.1f} ± {x['std']:.1f} [{x['lo']:.1f}, {x['hi']:.1f}]"
+            text = f"{x['mean']:{sign}.1f} ± {x['std']:.1f} [{x['lo']:.1f}, {x['hi']:.1f}]"
             if bold_best and r != "teacher" and round(x["mean"], 1) == round(best[c], 1):
                 text = f"**{text}**"
             texts.append(text)
         lines.append(f"| {r} | " + " | ".join(texts) + " |")
-    seeds = stats.groupby("row")["seeds"].max()
-    lines += ["", "Mean ± std over seeds [bootstrap 95 % interval over problems and seeds]; "
-              "seeds per row: " + ", ".join(f"{r} {int(seeds[r])}" for r in rows) + "."]
+    pairs = stats.groupby("row")["seeds"].max()
+    lines += ["", f"{note}; pairs per row: "
+              + ", ".join(f"{r} {int(pairs[r])}" for r in rows) + "."]
     return "\n".join(lines) + "\n"
+
+
+def delta_markdown(stats: pd.DataFrame, order: list[str]) -> str:
+    """``stats_markdown`` of each row's difference to the base, paired by lab seed (in
+    percentage points; the base row, all zeros, left out); empty without a base."""
+    delta = stats[(stats["row"] != BASE_ROW) & stats["delta"].notna()]
+    if delta.empty:
+        return ""
+    delta = delta.drop(columns=list(STAT_KEYS)).rename(columns=dict(zip(DELTA_KEYS, STAT_KEYS,
+                                                                        strict=True)))
+    return stats_markdown(delta, order, note=DELTA_NOTE, signed=True)
+
+
+def table_markdown(pass1: pd.DataFrame, order: list[str]) -> str:
+    """table.md: Pass@1, then its difference to the base."""
+    text = "Pass@1 (%)\n\n" + stats_markdown(pass1, order)
+    delta = delta_markdown(pass1, order)
+    if delta:
+        text += "\nPass@1 minus the base's of the same lab seed (pp)\n\n" + delta
+    return text
 
 
 def results_table(evals: pd.DataFrame, order: list[str]) -> pd.DataFrame:
@@ -194,22 +298,22 @@ def main(argv: list[str] | None = None) -> None:
                     "row per run)")
     ap.add_argument("--out", type=Path, required=True, help="output folder")
     args = ap.parse_args(argv)
-    row_of, specs, reference = {}, {}, None
+    config_runs, specs, reference = {}, {}, None
     if args.config:
         from mintrl.config import load_config
         from mintrl.runs import reference_run, resolve_runs
 
         cfg = load_config(args.config)
-        runs = resolve_runs(cfg)
-        row_of = {n: r.entry for n, r in runs.items()}
+        config_runs = resolve_runs(cfg)
         in_table = set(args.order)
         specs = {r.entry: pd.json_normalize(r.spec.model_dump()).iloc[0].to_dict()
-                 for n, r in runs.items() if n in in_table}
-        ref = reference_run(cfg, runs)
-        reference = runs[ref].entry if ref else None
+                 for n, r in config_runs.items() if n in in_table}
+        ref = reference_run(cfg, config_runs)
+        reference = config_runs[ref].entry if ref else None
     evals = eval_records(args.evals)
+    row_of, lab_of = rows_and_labs(evals["run"].unique(), config_runs)
     runs = results_table(evals, args.order)
-    scores = trained_benchmarks(problem_scores(evals, row_of), set(row_of))
+    scores = trained_benchmarks(problem_scores(evals, row_of, lab_of), set(config_runs))
     stats = pd.concat([seed_table(scores, m) for m in SAMPLE_METRICS], ignore_index=True)
     rows = list(dict.fromkeys(row_of.get(r, r) for r in args.order))
     pass1 = stats[stats["metric"] == "pass@1"]
@@ -222,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     with atomic_path(args.out / "table.csv") as tmp:
         table.to_csv(tmp)
     with atomic_path(args.out / "table.md") as tmp:
-        tmp.write_text("Pass@1 (%)\n\n" + stats_markdown(pass1, rows))
+        tmp.write_text(table_markdown(pass1, rows))
     quality = "".join(
         f"{title} (%)\n\n" + stats_markdown(stats[stats["metric"] == m], rows) + "\n"
         for m, title in (("strict", "Strict correctness (every step right)"),
@@ -241,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_curves(iters, row_of, args.out / "curves.png")
     plot_pass1(pass1, rows, args.out / "pass1.png")
     plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
-    print(stats_markdown(pass1, rows), flush=True)
+    print(table_markdown(pass1, rows), flush=True)
 
 
 if __name__ == "__main__":

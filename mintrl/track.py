@@ -1,14 +1,14 @@
-"""Stage ``track``: log one pipeline run (or the base evaluation) into MLflow.
+"""Stage ``track``: log one pipeline run (or a lab seed's base evaluation) into MLflow.
 
     python -m mintrl.track --config results/config/resolved.yaml --run grpo-s0 \
         --segments results/runs/*/grpo-s0/iter_*/segment.json \
         --evals results/eval/*/grpo-s0/iter_*/metrics.json \
         --out results/tracking/grpo-s0.json
 
-Params = the resolved config as the run saw it; tags = method, seed, overrides, git commit,
-config hash; metrics per iteration (step = iteration) from the segments' files, evaluation
-metrics at their iteration (the base evaluation at step 0). Safe to repeat: only what the
-store lacks is logged.
+Params = the resolved config as the run saw it; tags = method, seed, lab seed, overrides,
+git commit, config hash; metrics per iteration (step = iteration) from the segments' files,
+evaluation metrics at their iteration (the base evaluation at step 0). Safe to repeat: only
+what the store lacks is logged.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mintrl.config import Config, load_config
 from mintrl.io import write_json
-from mintrl.runs import Run, resolve_runs
+from mintrl.runs import Run, resolve_runs, split_lab_model
 from mintrl.tracking import flatten, git_commit, log_run
 
 # Where a run stops is not part of its identity: extending it continues the same MLflow run,
@@ -28,13 +28,19 @@ from mintrl.tracking import flatten, git_commit, log_run
 LENGTH_PARAMS = ("rl.iterations", "rl.eval_every", "rl.iterations_per_job")
 
 
-def run_params(cfg: Config, run: Run | None) -> tuple[dict[str, str], dict[str, str]]:
+def run_params(cfg: Config, run: Run | None, lab_seed: int = 0
+               ) -> tuple[dict[str, str], dict[str, str]]:
     """(params, length tags): the resolved config this run used (the base run replaced by the
-    run's own spec), with the run-length keys split off."""
+    run's own spec), with the run-length keys split off; ``run`` None: the base of lab seed
+    ``lab_seed``. ``run.lab_seed`` only when not 0: lab 0's params, whose hash finds its MLflow
+    runs, stay what they were, so its finished runs are continued rather than logged anew."""
     data = cfg.model_dump(mode="json", exclude={"runs", "rl"})
     if run is not None:
         data["rl"] = run.spec.model_dump(mode="json")
         data["run"] = {"method": run.method, "seed": run.seed, "tasks": list(run.tasks)}
+        lab_seed = run.lab_seed
+    if lab_seed:
+        data.setdefault("run", {})["lab_seed"] = lab_seed
     params = flatten(data)
     return params, {k: params.pop(k) for k in LENGTH_PARAMS if k in params}
 
@@ -84,8 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.track",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True, help="a run of the config, 'base', or "
-                    "'summary-<target>' (a run holding that target's tables and plots)")
+    ap.add_argument("--run", required=True, help="a run of the config, a lab's base ('base', "
+                    "'base-lab1', ...), or 'summary-<target>' (a run holding that target's "
+                    "tables and plots)")
     ap.add_argument("--segments", nargs="*", type=Path, default=[])
     ap.add_argument("--evals", nargs="*", type=Path, default=[])
     ap.add_argument("--sft", nargs="*", type=Path, default=[], help="SFT stage metrics files")
@@ -95,16 +102,20 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_config(args.config)
     runs = resolve_runs(cfg, args.config)
     is_summary = args.run.startswith("summary-")
-    if args.run != "base" and not is_summary and args.run not in runs:
+    lab = split_lab_model(args.run)
+    is_base = lab is not None and lab[0] == "base"  # a lab's teacher is evaluated, not tracked
+    if not (is_base or is_summary or args.run in runs):
         raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
     run = runs.get(args.run)
     if is_summary:
         params, tags = {}, {"method": "summary", "target": args.run.removeprefix("summary-"),
                             "git_commit": git_commit()}
     else:
-        params, length = run_params(cfg, run)
+        lab_seed = run.lab_seed if run else lab[1]
+        params, length = run_params(cfg, run, lab_seed)
         tags = {"method": run.method if run else "base", "seed": run.seed if run else cfg.seed,
-                "group": run.group if run else "main", "row": run.entry if run else "base",
+                "lab_seed": lab_seed, "group": run.group if run else "main",
+                "row": run.entry if run else "base",
                 "overrides": json.dumps(run.overrides, sort_keys=True) if run else "{}",
                 "git_commit": git_commit(), **length}
     summary = log_run(cfg.tracking_uri, cfg.experiment, args.run, params=params, tags=tags,

@@ -40,6 +40,9 @@ def test_default_config_is_valid():
         (("runs", 0, "overrides", "tasks"), ["chess"], "runs.0.overrides.tasks"),
         (("runs", 0, "method"), "ppo", "runs.0.method"),
         (("runs", 0, "seedz"), [1], "runs.0.seedz"),
+        (("runs", 0, "lab_seeds"), [0, 1], "runs.0.lab_seeds"),  # 3 RL seeds, 2 lab seeds
+        (("runs", 1, "lab_seeds"), [0, -1, 2], "runs.1.lab_seeds.1"),
+        (("tasks", "arith", "teacher", "seed"), 1000, "tasks.arith.teacher.seed"),  # lab 1's
     ],
 )
 def test_bad_key_or_value_is_named(path, value, key):
@@ -172,3 +175,82 @@ def test_the_workflow_is_snakefmt_clean():
     snakefmt = Path(sys.executable).with_name("snakefmt")
     res = subprocess.run([str(snakefmt), "--check", "workflow"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr + "\nrun: snakefmt workflow"
+
+
+def test_lab_seeds_pair_with_the_rl_seeds_and_name_the_runs():
+    from mintrl.runs import resolve_runs
+
+    data = _with_runs([{"method": "grpo", "seeds": [0, 1, 2], "lab_seeds": [0, 1, 2]},
+                       {"method": "opd", "name": "opd", "seeds": [0, 1], "lab_seeds": [0, 1]},
+                       {"method": "mentor", "name": "solo", "seeds": [3], "lab_seeds": [2]}])
+    runs = resolve_runs(parse_config(data))
+    assert list(runs) == ["grpo-s0", "grpo-lab1-s1", "grpo-lab2-s2", "opd-s0", "opd-lab1-s1",
+                          "solo"]
+    assert [(runs[n].lab_seed, runs[n].seed) for n in runs] == [(0, 0), (1, 1), (2, 2), (0, 0),
+                                                                  (1, 1), (2, 3)]
+    # the main command runs each row's first pair
+    assert [n for n, r in runs.items() if r.primary] == ["grpo-s0", "opd-s0", "solo"]
+    assert {r.entry for r in runs.values()} == {"grpo", "opd", "solo"}
+
+
+def test_without_lab_seeds_every_rl_seed_is_on_lab_zero():
+    from mintrl.config import RunEntry
+    from mintrl.runs import resolve_runs
+
+    assert RunEntry(method="grpo", seeds=[4, 5]).pair_lab_seeds == [0, 0]
+    runs = resolve_runs(parse_config(_with_runs([{"method": "grpo", "seeds": [0, 1]}])))
+    assert list(runs) == ["grpo-s0", "grpo-s1"]  # the names they had before lab seeds
+    assert [r.lab_seed for r in runs.values()] == [0, 0]
+
+
+def test_the_default_main_table_pairs_three_labs_and_the_rest_stays_on_lab_zero():
+    from mintrl.runs import resolve_runs
+
+    runs = resolve_runs(load_config(DEFAULT))
+    main = {(r.entry, r.lab_seed, r.seed) for r in runs.values() if r.group == "main"}
+    assert {(lab, seed) for _, lab, seed in main} == {(0, 0), (1, 1), (2, 2)}
+    assert runs["grpo-s0"].primary and runs["mintrl-const-lab2-s2"].lab_seed == 2
+    others = [r for r in runs.values() if r.group != "main"]
+    assert others and all(r.lab_seed == 0 for r in others)  # ablations and tuning: lab 0
+    assert all(r.seed == 0 for r in others if r.group == "tune")
+
+
+def test_tuning_runs_use_the_rows_first_pair():
+    from mintrl.runs import resolve_runs
+
+    data = _with_runs([{"method": "grpo", "name": "grpo", "seeds": [5, 6],
+                        "lab_seeds": [2, 0]}])
+    data["tune"] = {"tasks": ["arith"], "grids": {"grpo": {"lr": [1e-5, 1e-4]}}}
+    tune = [r for r in resolve_runs(parse_config(data)).values() if r.group == "tune"]
+    assert [(r.name, r.lab_seed, r.seed) for r in tune] == [("tune-grpo-0", 2, 5),
+                                                             ("tune-grpo-1", 2, 5)]
+
+
+def test_lab_model_names_and_their_inverse():
+    from mintrl.runs import lab_model, lab_suffix, run_lab_seed, split_lab_model
+
+    assert [lab_model("base", 0), lab_model("teacher", 2)] == ["base", "teacher-lab2"]
+    assert lab_suffix(0) == "" and lab_suffix(3) == "-lab3"
+    for name in ("base", "teacher", "base-lab1", "teacher-lab12"):
+        role, lab = split_lab_model(name)
+        assert lab_model(role, lab) == name
+    for name in ("grpo-s0", "base-lab0", "base-lab", "base-lab1-s1", "teachers"):
+        assert split_lab_model(name) is None, name
+    assert run_lab_seed({}, "base-lab3") == 3 and run_lab_seed({}, "grpo-s0") == 0
+    with pytest.raises(ValueError, match="role"):
+        lab_model("student", 1)
+
+
+def test_a_run_named_like_a_lab_model_is_refused():
+    data = _with_runs([{"method": "grpo", "name": "base-lab1"}])
+    with pytest.raises(ConfigError, match="run name 'base-lab1' is used twice \\(or is reserved"):
+        parse_config(data)
+
+
+def test_a_dataset_task_has_only_lab_seed_zero():
+    """Its base and teacher are fetched (pinned weights): no pre-training to seed."""
+    with open("config/paper.yaml") as f:
+        data = yaml.safe_load(f)
+    data["runs"][0]["lab_seeds"] = [0, 1, 2]
+    with pytest.raises(ConfigError, match=r"runs\.0\.lab_seeds: task '\w+' fetches its base"):
+        parse_config(data, "paper.yaml")

@@ -139,3 +139,58 @@ def _assert_a_fresh_run_gives(model, task, spec):
     fresh, _, _, _ = pretrain(task, spec, seed=0, exclude=set(), progress=False)
     for a, b in zip(model.parameters(), fresh.parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def _same_weights(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_each_lab_seed_pretrains_its_own_weights_and_lab_zero_keeps_todays(tmp_path, capsys):
+    """Lab seed k pre-trains with the role's seed + 1000 k: lab 0 is the run without a lab
+    seed, lab 1 differs from it and is the run with seed + 1000; a resume state of one lab is
+    never resumed by another."""
+    import hashlib
+
+    from mintrl.pretrain import lab_seed_of, run_fingerprint
+
+    task = get_task("arith")
+    spec = load_config(MICRO).tasks["arith"].base.model_copy(
+        update={"steps": 3, "warmup_steps": 1, "checkpoint_every": 1})
+
+    def train(seed=0, **kw):
+        return pretrain(task, spec, seed=seed, exclude=set(), progress=False, **kw)[0]
+
+    today, lab0, lab1 = train(), train(lab_seed=0), train(lab_seed=1)
+    assert _same_weights(today, lab0) and not _same_weights(lab0, lab1)
+    assert _same_weights(lab1, train(seed=1000))
+    # base (role seed 0) and teacher (role seed 1) of labs 0-2: six distinct seeds
+    assert len({lab_seed_of(role, lab) for role in (0, 1) for lab in range(3)}) == 6
+    # lab 0's resume fingerprint is the one states had before lab seeds (they still resume)
+    weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
+    before = hashlib.sha256(f"arith\n{weights}\n0\n".encode()).hexdigest()
+    assert run_fingerprint(task, spec, 0, set()) == before == run_fingerprint(task, spec, 0,
+                                                                               set(), 0)
+    assert run_fingerprint(task, spec, 0, set(), 1) != before
+    state = tmp_path / "base.resume.pt"
+    train(resume=state)  # leaves lab 0's state at step 2 of 3
+    resumed = train(lab_seed=1, resume=state)
+    assert "ignoring" in capsys.readouterr().out and _same_weights(resumed, lab1)
+
+
+def test_the_stage_pretrains_the_lab_seed_it_is_given(tmp_path):
+    import json
+
+    import yaml
+
+    from mintrl import pretrain as stage
+
+    cfg = yaml.safe_load(Path(MICRO).read_text())
+    cfg["tasks"]["arith"]["teacher"] |= {"steps": 2, "warmup_steps": 1}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "teacher-lab2"
+    stage.main(["--config", str(config), "--task", "arith", "--role", "teacher", "--lab-seed",
+                "2", "--out", str(out)])
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["lab_seed"] == 2 and report["seed"] == 2000  # teacher seed 0 in micro.yaml
+    assert (out / "config.json").exists() and not out.with_name("teacher-lab2.resume.pt").exists()

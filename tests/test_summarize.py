@@ -131,3 +131,81 @@ def test_ablation_rows_are_placed_on_the_one_knob_they_change():
     assert knobs == {"chunk_tokens": {"C8": 8, "ref": 16, "C32": 32},
                      "max_reviews": {"R3": 3, "ref": 12}, "const_c": {"c-2": -2.0}}
     assert single_knobs(specs, None) == {}
+
+
+def _lab_run(tmp_path, name, rewards, task="arith"):
+    """An evaluation of ``name`` whose problems p0.. score ``rewards`` on both splits."""
+    import pandas as pd
+
+    folder = tmp_path / f"{name}_{task}"
+    folder.mkdir()
+    path = _eval(folder, name, task, 0 if name.startswith(("base", "teacher")) else 4, 0.0, 0.0)
+    pd.DataFrame([{"problem_id": f"p{i}", "split": split, "reward": r, "strict": r > 0,
+                   "step_accuracy": r} for split in ("easy", "hard")
+                  for i, r in enumerate(rewards)]).to_parquet(folder / "samples.parquet")
+    return path
+
+
+def test_differences_to_the_base_pair_each_run_with_its_own_labs_base(tmp_path):
+    """The base scores 0 on lab seed 0 and 50 on lab seed 1. A row on lab 1 only is compared
+    with base-lab1, problem by problem (a zero difference has a zero-width interval); the base
+    row averages over both labs; the table counts each row's (lab seed, RL seed) pairs."""
+    from mintrl.summarize import (
+        problem_scores,
+        rows_and_labs,
+        seed_table,
+        stats_markdown,
+        table_markdown,
+    )
+
+    paths = [_lab_run(tmp_path, "base", [0.0, 0.0, 0.0, 0.0]),
+             _lab_run(tmp_path, "base-lab1", [1.0, 0.0, 1.0, 0.0]),
+             _lab_run(tmp_path, "grpo-s0", [0.5, 0.5, 0.5, 0.5]),
+             _lab_run(tmp_path, "grpo-lab1-s1", [1.0, 0.5, 1.0, 0.5]),
+             _lab_run(tmp_path, "solo", [1.0, 0.0, 1.0, 0.0])]
+    evals = eval_records(paths)
+    row_of, lab_of = rows_and_labs(evals["run"].unique(), {})
+    row_of |= {"grpo-s0": "grpo", "grpo-lab1-s1": "grpo"}
+    lab_of |= {"grpo-lab1-s1": 1, "solo": 1}
+    stats = seed_table(problem_scores(evals, row_of, lab_of), "pass@1", n_boot=300)
+    cell = stats[stats["benchmark"] == "average"].set_index("row")
+    assert cell.loc["base", "mean"] == 25.0 and cell.loc["base", "seeds"] == 2  # over labs
+    assert cell.loc["base", "labs"] == 2 and cell.loc["base", "delta"] == 0.0
+    # solo (lab 1) equals base-lab1 on every problem: +0, not +25 (the base row's mean)
+    assert cell.loc["solo", "mean"] == 50.0 and cell.loc["solo", "delta"] == 0.0
+    assert cell.loc["solo", "delta_lo"] == cell.loc["solo", "delta_hi"] == 0.0
+    # grpo: +50 on lab 0 and +25 on lab 1 (75 - 50), averaged over its two pairs
+    assert cell.loc["grpo", "delta"] == 37.5
+    assert abs(cell.loc["grpo", "delta_std"] - 17.68) < 0.01
+    assert cell.loc["grpo", "labs"] == 2
+    md = table_markdown(stats, ["base", "grpo", "solo"])
+    assert "pairs per row: base 2, grpo 2, solo 1." in md
+    assert "Pass@1 minus the base's of the same lab seed" in md
+    assert "| grpo | **+37.5 ± 17.7" in md and "| solo | +0.0 ± 0.0 [0.0, 0.0]" in md
+    assert "bootstrap 95 % interval over problems and pairs" in stats_markdown(stats, ["base"])
+
+
+def test_a_run_whose_labs_base_was_not_evaluated_is_named(tmp_path):
+    import pytest
+
+    from mintrl.summarize import problem_scores, seed_table
+
+    paths = [_lab_run(tmp_path, "base", [0.0, 1.0]), _lab_run(tmp_path, "grpo-lab2-s2", [1.0, 1.0])]
+    scores = problem_scores(eval_records(paths), {"grpo-lab2-s2": "grpo"}, {"grpo-lab2-s2": 2})
+    with pytest.raises(SystemExit, match=r"row 'grpo', arith/easy: no base evaluation of lab "
+                                         r"seed\(s\) \[2\]"):
+        seed_table(scores, "pass@1", n_boot=10)
+
+
+def test_lab_models_are_rows_of_their_role_and_one_pair_is_said_so(tmp_path):
+    from mintrl.summarize import problem_scores, rows_and_labs, seed_table, table_markdown
+
+    row_of, lab_of = rows_and_labs(["base", "teacher-lab2", "grpo-s0"], {})
+    assert row_of == {"base": "base", "teacher-lab2": "teacher"}
+    assert lab_of == {"base": 0, "teacher-lab2": 2}
+    paths = [_lab_run(tmp_path, "base", [0.0, 1.0]), _lab_run(tmp_path, "grpo-s0", [1.0, 1.0]),
+             _lab_run(tmp_path, "teacher", [1.0, 1.0])]
+    stats = seed_table(problem_scores(eval_records(paths), {}), "pass@1", n_boot=10)
+    md = table_markdown(stats, ["base", "grpo-s0", "teacher"])
+    assert "pairs per row: base 1, grpo-s0 1, teacher 1." in md  # the main command's table
+    assert "| teacher | +50.0 ± 0.0" in md and "| base | +" not in md

@@ -1,6 +1,7 @@
 """MLflow logging through mintrl.tracking: idempotent by (run, key, step), serialised."""
 
 import threading
+from pathlib import Path
 
 from mintrl.tracking import log_run, read_runs
 
@@ -50,3 +51,40 @@ def test_parallel_writers_do_not_collide(tmp_path):
     assert not errors
     runs = {r["name"]: r for r in read_runs(uri, "exp")}
     assert all(len(runs[f"run{i}"]["metrics"][f"m{i}"]) == 20 for i in range(4))
+
+
+def test_each_lab_seeds_base_is_an_mlflow_run_of_its_own(tmp_path):
+    """`base` and `base-lab1` are two runs, tagged with their lab seed; lab 0's params (whose
+    hash finds a finished run again) have no lab seed key, so they are what they were."""
+    import json
+
+    import pytest
+    import yaml
+
+    from mintrl import track
+    from mintrl.config import load_config
+    from mintrl.runs import resolve_runs
+
+    cfg = yaml.safe_load(Path("tests/micro.yaml").read_text())
+    cfg["runs"][0]["lab_seeds"] = [0, 1]
+    cfg["tracking_uri"] = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    for name, lab in (("base", 0), ("base-lab1", 1)):
+        metrics = tmp_path / f"{name}.json"
+        metrics.write_text(json.dumps({"run": name, "task": "arith", "iteration": 0,
+                                       "splits": {"easy": {"pass@1": 0.1 * (lab + 1)}}}))
+        track.main(["--config", str(config), "--run", name, "--evals", str(metrics), "--out",
+                    str(tmp_path / f"{name}.out.json")])
+    runs = {r["name"]: r for r in read_runs(cfg["tracking_uri"], "mintrl")}
+    assert runs["base"]["tags"]["lab_seed"] == "0" and runs["base-lab1"]["tags"]["lab_seed"] == "1"
+    assert runs["base-lab1"]["params"]["run.lab_seed"] == "1"
+    assert "run.lab_seed" not in runs["base"]["params"]
+    assert runs["base-lab1"]["metrics"]["arith/eval/easy/pass_at_1"] == [(0, 0.2)]
+    loaded = load_config(config)
+    named = resolve_runs(loaded)
+    assert "run.lab_seed" not in track.run_params(loaded, named["grpo-s0"])[0]
+    assert track.run_params(loaded, named["grpo-lab1-s1"])[0]["run.lab_seed"] == "1"
+    with pytest.raises(SystemExit, match="unknown run 'teacher-lab1'"):
+        track.main(["--config", str(config), "--run", "teacher-lab1", "--out",
+                    str(tmp_path / "t.json")])

@@ -10,11 +10,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def _snakemake(workdir: Path, *args: str, config: Path = ROOT / "tests" / "micro.yaml"
+               ) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(workdir), "--configfile", str(ROOT / "tests" / "micro.yaml"),
-           "--cores", "2", *args]
+           "--directory", str(workdir), "--configfile", str(config), "--cores", "2", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+
+
+def _two_labs(folder: Path) -> Path:
+    """tests/micro.yaml with grpo's two RL seeds paired with lab seeds 0 and 1."""
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "tests" / "micro.yaml").read_text())
+    assert cfg["runs"][0]["method"] == "grpo" and cfg["runs"][0]["seeds"] == [0, 1]
+    cfg["runs"][0]["lab_seeds"] = [0, 1]
+    path = folder / "two_labs.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +165,80 @@ def _planned(res):
     out = res.stdout + res.stderr
     return [line.split("output:")[1].strip() for line in out.splitlines()
             if line.strip().startswith("output:")]
+
+
+def _planned_jobs(res) -> list[dict]:
+    """Each job a dry run plans: {"rule", "input": [...], "output": [...]}."""
+    import re
+
+    jobs = []
+    for line in (res.stdout + res.stderr).splitlines():
+        text = line.strip()
+        if re.fullmatch(r"(local)?rule \w+:", text):
+            jobs.append({"rule": text.split()[-1][:-1], "input": [], "output": []})
+        elif jobs and text.startswith(("input:", "output:")):
+            key, _, files = text.partition(":")
+            jobs[-1][key] = [f.strip() for f in files.split(",")]
+    return jobs
+
+
+def test_main_table_pretrains_each_lab_seed_and_each_run_reads_its_own_lab(tmp_path):
+    res = _snakemake(tmp_path, "-n", "main_table", config=_two_labs(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = _planned_jobs(res)
+    made = {f: j["rule"] for j in jobs for f in j["output"]}
+    for task in ("arith", "intfn"):
+        for role in ("base", "teacher"):
+            assert made[f"results/models/{task}/{role}"] == "pretrain"
+            assert made[f"results/models/{task}/{role}-lab1"] == "pretrain_lab"
+            assert f"results/eval/lab/{task}/{role}-lab1/metrics.json" in made
+        assert made[f"results/data/{task}/train_filtered-lab1.parquet"] == "filter_prompts_lab"
+        assert f"results/filter/{task}/pass_rates-lab1.parquet" in made
+    assert "results/tracking/base-lab1/upto_0.json" in made  # its own MLflow run
+    assert not any("grpo-s1" in f for f in made)  # RL seed 1 is on lab 1: grpo-lab1-s1
+    for run, lab in (("grpo-s0", ""), ("grpo-lab1-s1", "-lab1")):
+        for task in ("arith", "intfn"):
+            segments = [j for j in jobs if j["rule"].startswith("segment")
+                        and any(f"runs/{task}/{run}/" in f for f in j["output"])]
+            assert len(segments) == 4  # iterations 1-4, one per job
+            for j in segments:
+                assert f"results/data/{task}/train_filtered{lab}.parquet" in j["input"]
+                assert not any("-lab" in f for f in j["input"] if not lab)
+            first = [j for j in segments if f"runs/{task}/{run}/iter_1/" in j["output"][0]]
+            assert f"results/models/{task}/base{lab}" in first[0]["input"]
+    summary = [j for j in jobs if j["rule"] == "summarize"][0]
+    assert {"results/eval/lab/arith/base-lab1/metrics.json",
+            "results/eval/lab/arith/teacher-lab1/metrics.json"} <= set(summary["input"])
+
+
+def test_the_main_command_plans_what_it_did_before_lab_seeds(tmp_path):
+    """A config with lab seeds plans, for the main command, exactly the jobs (inputs and
+    outputs) of the same config without them: lab 0's paths and run names, nothing of lab 1."""
+    with_labs = _planned_jobs(_snakemake(tmp_path / "a", "-n", config=_two_labs(tmp_path)))
+    without = _planned_jobs(_snakemake(tmp_path / "b", "-n"))
+
+    def plan(jobs):
+        return sorted((j["rule"], sorted(j["input"]), sorted(j["output"])) for j in jobs)
+
+    assert len(without) > 40 and plan(with_labs) == plan(without)
+    assert "-lab" not in repr(plan(with_labs))
+
+
+def test_adding_lab_seeds_to_a_finished_config_reruns_nothing_of_lab_zero(finished_run,
+                                                                          tmp_path):
+    """Lab 0's rules, params and paths are what they were: the main command has nothing to
+    do, and the main table adds lab 1 without redoing lab 0's models, filter or runs."""
+    config = _two_labs(tmp_path)
+    res = _snakemake(finished_run, "-n", config=config)
+    assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr
+    jobs = _planned_jobs(_snakemake(finished_run, "-n", "main_table", config=config))
+    made = {f for j in jobs for f in j["output"]}
+    assert {"results/models/arith/base-lab1", "results/runs/arith/grpo-lab1-s1/iter_4/model",
+            "results/data/intfn/train_filtered-lab1.parquet"} <= made
+    assert not made & {f"results/{p}" for t in ("arith", "intfn") for p in (
+        f"models/{t}/base", f"models/{t}/teacher", f"data/{t}/train_filtered.parquet",
+        f"eval/lab/{t}/base/metrics.json", f"eval/lab/{t}/teacher/metrics.json")}
+    assert not any("grpo-s0" in f for f in made)
 
 
 def test_deleting_an_evaluated_checkpoint_reruns_only_what_depends_on_it(finished_run):

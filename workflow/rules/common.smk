@@ -5,11 +5,17 @@ from snakemake.utils import validate
 
 from mintrl.config import parse_config, write_resolved_config
 from mintrl.runs import (
+    ROLES,
     RUN_LENGTH_KEYS,
     kept_iterations,
+    lab_model,
+    lab_seeds,
+    lab_suffix,
     reference_run,
     resolve_runs,
+    run_lab_seed,
     segment_ends,
+    split_lab_model,
 )
 
 # One source of truth, two entry points: the pydantic model (its messages name the dotted key,
@@ -26,10 +32,16 @@ TASKS = sorted(CFG.tasks)
 TOY_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "toy"]  # generated, models pre-trained
 DATASET_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "dataset"]  # read, models fetched
 BENCHMARKS = sorted({b for t in DATASET_TASKS for b in CFG.tasks[t].benchmarks})
-ROLES = ["base", "teacher"]
 TOY_SPLITS = ["train", "validation", "easy", "hard"]
-RUNS = resolve_runs(CFG)  # runs = base run + overrides + seed, by name
+RUNS = resolve_runs(CFG)  # runs = base run + overrides + (lab seed, RL seed), by name
 REFERENCE = reference_run(CFG, RUNS)  # the main-table run every ablation table shows
+# Lab seeds: lab k's base and teacher are pre-trained with seeds offset by k (runs.<i>.lab_seeds).
+# Lab 0 keeps the names and rules it always had (rule pretrain: base, teacher); the others are
+# base-lab1, teacher-lab1, ... (rule pretrain_lab), values of the `role` wildcard.
+LABS = sorted({0, *lab_seeds(RUNS)})
+LAB_MODELS = [lab_model(role, k) for k in LABS for role in ROLES]
+LATER_LAB_MODELS = [m for m in LAB_MODELS if m not in ROLES]  # lab seeds > 0
+BASE_MODELS = [lab_model("base", k) for k in LABS]  # each tracked in MLflow under its name
 
 
 def one_of(names):
@@ -87,8 +99,14 @@ def fetch_model_settings(wildcards):
     return getattr(CFG.tasks[wildcards.task], wildcards.role).model_dump()
 
 
-def lab_evaluations():
-    return expand("results/eval/lab/{task}/{role}/metrics.json", task=TASKS, role=ROLES)
+def lab_evaluations(labs):
+    """The base's and the teacher's evaluations of lab seeds `labs` on every task."""
+    return [
+        f"results/eval/lab/{t}/{lab_model(role, k)}/metrics.json"
+        for t in TASKS
+        for role in ROLES
+        for k in labs
+    ]
 
 
 # The config a job depends on, passed as its `settings` param (Snakemake reruns a job when its
@@ -112,12 +130,25 @@ def benchmark_settings(wildcards):
 
 
 def pretrain_settings(wildcards):
-    # not the resume-state keys: how often a job saves its state changes no weights
-    spec = getattr(CFG.tasks[wildcards.task], wildcards.role)
-    return {
+    # not the resume-state keys: how often a job saves its state changes no weights; the lab
+    # seed only when it is not 0, so lab 0's finished models keep their params and do not rerun
+    role, lab = split_lab_model(wildcards.role)
+    spec = getattr(CFG.tasks[wildcards.task], role)
+    settings = {
         "seed": CFG.seed,
         "spec": spec.model_dump(exclude=spec.RESUME_ONLY_KEYS),
     }
+    return settings | ({"lab_seed": lab} if lab else {})
+
+
+def pretrain_role(wildcards):
+    """`teacher-lab2` -> `teacher`: the role rule pretrain_lab trains."""
+    return split_lab_model(wildcards.role)[0]
+
+
+def pretrain_lab_seed(wildcards):
+    """`teacher-lab2` -> 2: the lab seed rule pretrain_lab trains it with."""
+    return split_lab_model(wildcards.role)[1]
 
 
 def evaluate_settings(wildcards):
@@ -151,6 +182,25 @@ def run_settings(wildcards):
 
 
 # --- RL runs: segments of iterations_per_job iterations, chained through these functions ---
+def run_model(task, run, role):
+    """The lab model a run starts from (`base`) or asks (`teacher`): its lab seed's."""
+    return f"results/models/{task}/{lab_model(role, run_lab_seed(RUNS, run))}"
+
+
+def run_base(wildcards):
+    return run_model(wildcards.task, wildcards.run, "base")
+
+
+def run_teacher(wildcards):
+    return run_model(wildcards.task, wildcards.run, "teacher")
+
+
+def run_prompts(wildcards):
+    """The training prompts the run's own base filtered (rules filter_prompts{,_lab})."""
+    suffix = lab_suffix(run_lab_seed(RUNS, wildcards.run))
+    return f"results/data/{wildcards.task}/train_filtered{suffix}.parquet"
+
+
 def kept(run):
     """Evaluated and kept iterations of a run (the main command's stop included)."""
     return kept_iterations(RUNS[run].spec, RUNS[run].stop)
@@ -170,7 +220,7 @@ def checkpoint_dir(task, run, it):
     if int(it) == 0:
         if run in RUNS and RUNS[run].spec.method == "sft_grpo":  # GRPO starts from its SFT
             return f"results/runs/{task}/{run}/sft/model"
-        return f"results/models/{task}/base"
+        return run_model(task, run, "base")
     if _is_kept(run, it):
         return f"results/runs/{task}/{run}/iter_{it}/model"
     return f"results/runs/{task}/{run}/iter_{it}/handoff/model"
@@ -212,7 +262,7 @@ def segment_init_optim(wildcards):
 def segment_teacher(wildcards):
     """The teacher checkpoint, for segments whose method uses it then (RunSpec.teacher_needed)."""
     if RUNS[wildcards.run].spec.teacher_needed(segment_start(wildcards)):
-        return f"results/models/{wildcards.task}/teacher"
+        return run_teacher(wildcards)
     return []
 
 
@@ -271,10 +321,12 @@ def run_sft_metrics(wildcards):
 
 
 def run_evaluations(run, upto=None, tasks=None):
-    """Evaluation metrics of a run: the base policy (iteration 0) and each kept checkpoint
-    up to iteration `upto` (default: all), on `tasks` (default: the run's)."""
+    """Evaluation metrics of a run: its lab's base policy (iteration 0) and each kept
+    checkpoint up to iteration `upto` (default: all), on `tasks` (default: the run's). A lab's
+    base (`base`, `base-lab1`, ...: tracked as a run of its own) has its evaluation only."""
     tasks = run_tasks(run) if tasks is None else tasks
-    base = [f"results/eval/lab/{t}/base/metrics.json" for t in tasks]
+    base_model = lab_model("base", run_lab_seed(RUNS, run))
+    base = [f"results/eval/lab/{t}/{base_model}/metrics.json" for t in tasks]
     if run not in RUNS:
         return base
     return base + [
@@ -289,15 +341,15 @@ def tracked_evaluations(wildcards):
     return run_evaluations(wildcards.tracked, int(wildcards.it))
 
 
-# --- targets: the main command runs the main table's first seeds; named targets the rest ---
+# --- targets: the main command runs the main table's first pairs; named targets the rest ---
 ABLATIONS = sorted({r.group for r in RUNS.values()} - {"main", "tune"})
 SCOPES = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in ABLATIONS)]
 
 
 def scope_runs(scope):
-    """Runs of a target: `main` (the main command: the main table's first seed of each row),
-    `main_table` (all its seeds), `ablation_<group>` (with `ablation_reference`'s run),
-    `sweep` (every run)."""
+    """Runs of a target: `main` (the main command: the main table's first (lab seed, RL seed)
+    pair of each row), `main_table` (all its pairs), `ablation_<group>` (with
+    `ablation_reference`'s run), `sweep` (every run)."""
     if scope == "main":
         return [n for n, r in RUNS.items() if r.group == "main" and r.primary]
     if scope == "main_table":
@@ -306,6 +358,11 @@ def scope_runs(scope):
         return [n for n, r in RUNS.items() if r.group != "tune"]
     group = [n for n, r in RUNS.items() if f"ablation_{r.group}" == scope]
     return ([REFERENCE] if REFERENCE else []) + group
+
+
+def scope_labs(scope):
+    """Lab seeds of a target's runs: its base and teacher rows average over these."""
+    return lab_seeds({r: RUNS[r] for r in scope_runs(scope)})
 
 
 def scope_tasks(scope, run):
@@ -327,8 +384,7 @@ def scope_evaluations(scope):
         for r in scope_runs(scope)
         for f in run_evaluations(r, scope_upto(scope, r), scope_tasks(scope, r))
     ]
-    teacher = [f"results/eval/lab/{t}/teacher/metrics.json" for t in TASKS]
-    return sorted(set(runs + teacher + run_evaluations("base")))
+    return sorted(set(runs + lab_evaluations(scope_labs(scope))))
 
 
 def scope_checkpoints(scope):
@@ -360,7 +416,8 @@ def scope_tracking(scope):
         for r in scope_runs(scope)
         if not (scope.startswith("ablation_") and r == REFERENCE)
     ]
-    return ["results/tracking/base/upto_0.json", *runs]
+    bases = [f"results/tracking/{lab_model('base', k)}/upto_0.json" for k in scope_labs(scope)]
+    return [*bases, *runs]
 
 
 SUMMARY_FILES = {
@@ -396,10 +453,11 @@ def summary_artifacts(wildcards):
 
 
 def target(scope):
-    """Everything a target produces: lab evaluations, its runs' kept checkpoints, its summary,
-    and MLflow (its runs, the base evaluation, and a run holding its summary)."""
+    """Everything a target produces: the evaluations of its lab seeds' base and teacher, its
+    runs' kept checkpoints, its summary, and MLflow (its runs, each lab's base evaluation, and
+    a run holding its summary)."""
     return [
-        *lab_evaluations(),
+        *lab_evaluations(scope_labs(scope)),
         *scope_checkpoints(scope),
         *summary_files(scope),
         *scope_tracking(scope),

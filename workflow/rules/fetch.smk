@@ -26,6 +26,7 @@ rule fetch_model:
         "results/logs/fetch/{task}_{role}.log",
     wildcard_constraints:
         task=one_of(DATASET_TASKS),
+        role=one_of(ROLES),  # fetched: lab seed 0 only
     conda:
         "../envs/mintrl.yaml"
     resources:

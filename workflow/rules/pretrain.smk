@@ -1,3 +1,4 @@
+# Lab seed 0's base and teacher (results/models/<task>/{base,teacher}).
 rule pretrain:
     input:
         split_files,
@@ -10,6 +11,7 @@ rule pretrain:
         "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
     wildcard_constraints:
         task=one_of(TOY_TASKS),
+        role=one_of(ROLES),
     conda:
         "../envs/mintrl.yaml"
     threads: 2
@@ -21,3 +23,34 @@ rule pretrain:
         "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
         "--role {wildcards.role} --exclude {params.data} --out {output.model} "
         "--threads {threads} > {log} 2>&1"
+
+
+# The base and teacher of a lab seed k > 0 (`base-lab1`, `teacher-lab2`, ...: runs.<i>.lab_seeds),
+# pre-trained with seeds offset by k. A rule of its own: Snakemake reruns a job whose command or
+# params changed, so rule pretrain keeps both as they were and lab 0's models do not rerun.
+rule pretrain_lab:
+    input:
+        split_files,
+    output:
+        model=directory("results/models/{task}/{role}"),
+        report="results/models/{task}/{role}.json",
+    log:
+        "results/logs/pretrain/{task}_{role}.log",
+    benchmark:
+        "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
+    wildcard_constraints:
+        task=one_of(TOY_TASKS),
+        role=one_of(LATER_LAB_MODELS),
+    conda:
+        "../envs/mintrl.yaml"
+    threads: 2
+    params:
+        config=CONFIG_FILE,
+        settings=pretrain_settings,
+        data=subpath(input[0], parent=True),
+        role=pretrain_role,
+        lab_seed=pretrain_lab_seed,
+    shell:
+        "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
+        "--role {params.role} --lab-seed {params.lab_seed} --exclude {params.data} "
+        "--out {output.model} --threads {threads} > {log} 2>&1"

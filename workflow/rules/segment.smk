@@ -6,7 +6,7 @@ rule segment:
         init=segment_init,
         init_optim=segment_init_optim,
         teacher=segment_teacher,
-        prompts="results/data/{task}/train_filtered.parquet",
+        prompts=run_prompts,  # filtered by the base of the run's lab seed
     output:
         model=directory("results/runs/{task}/{run}/iter_{it}/model"),
         optim=directory("results/runs/{task}/{run}/iter_{it}/optim"),

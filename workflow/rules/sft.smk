@@ -1,10 +1,11 @@
 # SFT+GRPO's supervised stage: the teacher's correct trajectories on the training prompts, then
 # next-token training of the base; its model is the run's iteration-0 policy (checkpoint_dir).
+# Base, teacher and prompts are those of the run's lab seed.
 rule sft:
     input:
-        init="results/models/{task}/base",
-        teacher="results/models/{task}/teacher",
-        prompts="results/data/{task}/train_filtered.parquet",
+        init=run_base,
+        teacher=run_teacher,
+        prompts=run_prompts,
     output:
         model=directory("results/runs/{task}/{run}/sft/model"),
         samples="results/runs/{task}/{run}/sft/samples.parquet",
