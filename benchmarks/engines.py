@@ -12,6 +12,10 @@ the config). Writes results/benchmarks/engines.{json,md}: tokens/s per engine an
 
 from __future__ import annotations
 
+# mintrl before torch: it pins the CPU kernels every stage runs (mintrl.cpu_numerics)
+import mintrl  # noqa: F401
+
+# isort: split
 import argparse
 import os
 import statistics

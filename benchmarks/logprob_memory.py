@@ -14,6 +14,10 @@ their fp32 log-softmax that the full-logits pass keeps for the backward pass.
 
 from __future__ import annotations
 
+# mintrl before torch: it pins the CPU kernels every stage runs (mintrl.cpu_numerics)
+import mintrl  # noqa: F401
+
+# isort: split
 import argparse
 import json
 import resource

@@ -20,6 +20,10 @@ round's floor whatever the per-step overheads.
 
 from __future__ import annotations
 
+# mintrl before torch: it pins the CPU kernels every stage runs (mintrl.cpu_numerics)
+import mintrl  # noqa: F401
+
+# isort: split
 import argparse
 import time
 from collections import Counter

@@ -12,6 +12,10 @@ its first wrong step is improbable under it, far below its own tokens.
 
 from __future__ import annotations
 
+# mintrl before torch: it pins the CPU kernels every stage runs (mintrl.cpu_numerics)
+import mintrl  # noqa: F401
+
+# isort: split
 import json
 import time
 from pathlib import Path
