@@ -27,9 +27,12 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "(`mintrl/cpu_numerics.py`). Below: the toy's weights under each dispatcher setting.",
      ["cpu_numerics.md"]),
     ("The main command",
-     "Measured before the CPU kernels were pinned (native kernels of the machine it ran on), "
-     "on one (lab seed, RL seed) pair: a pinned run gives other cells.",
-     ["main_table.md", "main_table_20it_untuned.md"]),
+     "`main_table.md` is the main command with the CPU kernels pinned, on one (lab seed, RL "
+     "seed) pair. The two older "
+     "files were measured before the pins, with the native kernels of the machine they ran "
+     "on, and are kept for the record.",
+     ["main_table.md", "main_table_native_1f5d6b0.md",
+      "main_table_20it_untuned.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
      "old toy whose gap is a length cliff; kept for the record.",
