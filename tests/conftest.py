@@ -51,3 +51,15 @@ def write_micro_lab(root, tokenizer, rl: dict, teacher: bool = False, drop_run_l
     for name, seed in [("base", 0)] + ([("teacher", 1)] if teacher else []):
         save_checkpoint(build_model(arch, tokenizer, seed=seed), tokenizer, root / name)
     return root
+
+
+def load_benchmark(name: str):
+    """A script of benchmarks/ as a module (they are scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
