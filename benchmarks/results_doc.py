@@ -28,10 +28,10 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      ["cpu_numerics.md"]),
     ("The main command",
      "`main_table.md` is the main command with the CPU kernels pinned, on one (lab seed, RL "
-     "seed) pair. The two older "
+     "seed) pair; `pair_spread.md` says how far another pair moves each cell. The two older "
      "files were measured before the pins, with the native kernels of the machine they ran "
      "on, and are kept for the record.",
-     ["main_table.md", "main_table_native_1f5d6b0.md",
+     ["main_table.md", "pair_spread.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
