@@ -58,11 +58,3 @@ def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
     environ.update(applied)
     return applied
 
-
-def numerics_report() -> dict[str, str]:
-    """What the running process's kernels are (for reports): the three variables and ATen's
-    capability as torch resolved it."""
-    import torch
-
-    return {**{k: os.environ.get(k, "") for k in PINS},
-            "aten_capability": torch.backends.cpu.get_cpu_capability()}
