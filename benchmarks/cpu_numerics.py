@@ -3,14 +3,15 @@ setting of the CPU dispatchers, weights compared (mintrl.cpu_numerics).
 
     python benchmarks/cpu_numerics.py            # -> benchmarks/results/cpu_numerics.{json,md}
 
-A processor is simulated by the kernels its dispatchers would pick: this machine's own (on an
-AVX-512 CPU, AVX-512 kernels) and those of an AVX2-only CPU (every dispatcher capped at AVX2),
-both with the pins switched off (``MINTRL_CPU_NUMERICS=native``); one dispatcher at a time shows
-which of them changes the toy's numbers. The pinned row is the default: what every stage runs.
 Each setting pre-trains the arith base (``--steps`` steps, 2 threads as the workflow's
-pretrain rule) and runs iteration 1 of ``grpo-s0`` (rollouts + update, 1 thread) from its own
-base; the chain is what a user's table depends on. The pinned and the native settings run
-``--repeats`` times alternately, so their time ratio is measured side by side.
+pretrain rule, unless the setting says otherwise) and runs iteration 1 of ``grpo-s0``
+(rollouts + update, 1 thread) from its own base; the chain is what a user's table depends on.
+The rows: the pins (the default), the pins at 1 pre-training thread, the pins on
+a processor whose MKL may use AVX2 at most (``MKL_ENABLE_INSTRUCTIONS``), this processor's own
+kernels (pins off), and the pins of before, with MKL's AVX2 branch, which MKL honours on Intel
+processors only (benchmarks/cpu_vendor.py shows the vendor part on emulated processors). The
+pinned, native and AVX2-branch settings run ``--repeats`` times alternately, so their time
+ratios are measured side by side.
 """
 
 from __future__ import annotations
@@ -28,20 +29,23 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-ALL_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+DISPATCHERS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 NATIVE = {"MINTRL_CPU_NUMERICS": "native"}
-# name -> (environment, what it stands for)
+# name -> (environment, pre-training threads, what it stands for)
 SETTINGS = {
-    "pinned": ({}, "the default: every dispatcher pinned to AVX2 (mintrl.cpu_numerics)"),
-    "native": (NATIVE, "pins off: this processor's own kernels"),
-    "native-avx2-cpu": ({**NATIVE, **ALL_AVX2}, "pins off, an AVX2-only processor "
-                        "(every dispatcher capped at AVX2)"),
-    "native-aten-avx2": ({**NATIVE, "ATEN_CPU_CAPABILITY": "avx2"}, "pins off, ATen alone "
-                         "at AVX2"),
-    "native-mkl-avx2": ({**NATIVE, "MKL_CBWR": "AVX2"}, "pins off, MKL alone at AVX2"),
-    "native-onednn-avx2": ({**NATIVE, "ONEDNN_MAX_CPU_ISA": "AVX2"}, "pins off, oneDNN "
-                           "alone at AVX2"),
+    "pinned": ({}, 2, "the default: ATen and oneDNN at AVX2, MKL at its COMPATIBLE branch "
+               "(mintrl.cpu_numerics)"),
+    "pinned-1-thread": ({}, 1, "the pins, pre-training at 1 thread, not the role's 2: what "
+                        "the thread count changes (the workflow runs the role's count "
+                        "whatever --cores grants)"),
+    "pinned-mkl-avx2-cpu": ({"MKL_ENABLE_INSTRUCTIONS": "AVX2"}, 2, "the pins, MKL "
+                            "dispatching as on an AVX2-only processor"),
+    "native": (NATIVE, 2, "pins off: this processor's own kernels"),
+    "avx2-branch": ({**NATIVE, "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
+                     "ONEDNN_MAX_CPU_ISA": "AVX2"}, 2, "the pins of before: MKL at its AVX2 "
+                    "branch, which it takes on Intel processors only"),
 }
+TIMED = ("pinned", "native", "avx2-branch")
 
 
 def weights_digest(folder: Path) -> str:
@@ -55,7 +59,7 @@ def weights_digest(folder: Path) -> str:
 def stage(args: list[str], env: dict[str, str], log: Path) -> float:
     """Runs ``python -m mintrl.<stage>`` in a clean copy of the environment plus ``env``."""
     full = {k: v for k, v in os.environ.items()
-            if k not in (*ALL_AVX2, "MINTRL_CPU_NUMERICS")} | env
+            if k not in (*DISPATCHERS, "MINTRL_CPU_NUMERICS")} | env
     t0 = time.perf_counter()
     with open(log, "w") as out:
         subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=full, stdout=out,
@@ -76,13 +80,13 @@ def write_config(work: Path, steps: int) -> Path:
     return path
 
 
-def run_setting(name: str, env: dict[str, str], cfg: Path, work: Path) -> dict:
+def run_setting(name: str, env: dict[str, str], threads: int, cfg: Path, work: Path) -> dict:
     out = work / name
     out.mkdir(parents=True, exist_ok=True)
     data = work / "data"
     base = out / "base"
     t_pre = stage(["mintrl.pretrain", "--config", str(cfg), "--task", "arith", "--role",
-                   "base", "--exclude", str(data), "--out", str(base), "--threads", "2"],
+                   "base", "--exclude", str(data), "--out", str(base), "--threads", str(threads)],
                   env, out / "pretrain.log")
     root = out / "grpo-s0"
     t_seg = stage(["mintrl.segment", "--config", str(cfg), "--run", "grpo-s0", "--task",
@@ -99,28 +103,35 @@ def run_setting(name: str, env: dict[str, str], cfg: Path, work: Path) -> dict:
 
 def markdown(results: dict, steps: int, repeats: int, command: str) -> str:
     first = {name: runs[0] for name, runs in results.items()}
-    ref = first["native-avx2-cpu"]
+    ref = first["pinned"]
     lines = [
         "# CPU numerics: do the toy's weights depend on the processor?", "",
         f"Command: `{command}` (this machine: {results_machine()}). Each setting pre-trains the "
-        f"arith base for {steps} steps (2 threads) and runs iteration 1 of `grpo-s0` from it "
-        "(1 thread). Digests are sha256 of the safetensors files; `=` marks a digest equal to "
-        "the AVX2-only processor's (pins off), the kernels every pinned run uses.", "",
+        f"arith base for {steps} steps (2 threads unless it says otherwise) and runs iteration "
+        "1 of `grpo-s0` from it (1 thread). Digests are sha256 of the safetensors files (and of "
+        "the iteration's rollout file); `=` marks a digest equal to the pinned row's. On any "
+        "x86-64 processor with AVX2 and FMA, the pinned row's digests should be these.", "",
         "| setting | what it is | base weights | after RL iteration 1 | rollouts | base loss |",
         "|---|---|---|---|---|---:|",
     ]
     for name, r in first.items():
-        def mark(key, r=r):
-            return f"`{r[key]}`" + (" =" if r[key] == ref[key] else "")
-        lines.append(f"| {name} | {SETTINGS[name][1]} | {mark('base')} | {mark('segment')} | "
+        def mark(key, r=r, name=name):
+            return f"`{r[key]}`" + (" =" if r[key] == ref[key] and name != "pinned" else "")
+        lines.append(f"| {name} | {SETTINGS[name][2]} | {mark('base')} | {mark('segment')} | "
                      f"{mark('rollouts')} | {r['final_loss']:.6f} |")
-    pin, nat = results["pinned"], results["native"]
-    pre = [p["pretrain_seconds"] / n["pretrain_seconds"] for p, n in zip(pin, nat, strict=True)]
-    seg = [p["segment_seconds"] / n["segment_seconds"] for p, n in zip(pin, nat, strict=True)]
-    lines += ["", f"Cost of the pins, pinned / native time over {repeats} alternating repeats: "
-              f"pre-training {', '.join(f'{x:.3f}' for x in pre)}; RL segment "
-              f"{', '.join(f'{x:.3f}' for x in seg)}.", ""]
-    return "\n".join(lines)
+    lines += ["", f"Time over {repeats} alternating repeats (pre-training / RL segment, "
+              "seconds), and each setting against the pins:", "",
+              "| setting | pre-training s | RL segment s | pre-training / pinned | "
+              "RL segment / pinned |", "|---|---:|---:|---:|---:|"]
+    for name in TIMED:
+        runs, pins = results[name], results["pinned"]
+        def ratios(key, runs=runs, pins=pins):
+            return ", ".join(f"{r[key] / p[key]:.2f}" for r, p in zip(runs, pins, strict=True))
+        pre = ", ".join(f"{r['pretrain_seconds']:.0f}" for r in runs)
+        seg = ", ".join(f"{r['segment_seconds']:.1f}" for r in runs)
+        lines.append(f"| {name} | {pre} | {seg} | {ratios('pretrain_seconds')} | "
+                     f"{ratios('segment_seconds')} |")
+    return "\n".join(lines + [""])
 
 
 def results_machine() -> str:
@@ -134,8 +145,8 @@ def results_machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=200, help="pre-training steps of the base")
-    ap.add_argument("--repeats", type=int, default=2, help="alternating runs of pinned and "
-                    "native, for their time ratio")
+    ap.add_argument("--repeats", type=int, default=2, help="alternating runs of the timed "
+                    "settings, for their time ratios")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/cpu_numerics",
                     help="output stem: <out>.json and <out>.md")
     args = ap.parse_args(argv)
@@ -144,15 +155,15 @@ def main(argv: list[str] | None = None) -> None:
     stage(["mintrl.prepare", "--config", str(cfg), "--task", "arith", "--out",
            str(work / "data")], {}, work / "prepare.log")
     # untimed: a first segment may build DeepSpeed's CPU ops (a one-time JIT compile)
-    run_setting("warm-up", SETTINGS["pinned"][0], cfg, work)
+    run_setting("warm-up", *SETTINGS["pinned"][:2], cfg, work)
     results: dict[str, list[dict]] = {name: [] for name in SETTINGS}
     for k in range(args.repeats):
-        for name in ("pinned", "native") if k % 2 == 0 else ("native", "pinned"):
-            results[name].append(run_setting(f"{name}-{k}", SETTINGS[name][0], cfg, work))
+        for name in TIMED if k % 2 == 0 else TIMED[::-1]:
+            results[name].append(run_setting(f"{name}-{k}", *SETTINGS[name][:2], cfg, work))
             print(name, results[name][-1], flush=True)
-    for name, (env, _) in SETTINGS.items():
+    for name, (env, threads, _) in SETTINGS.items():
         if not results[name]:
-            results[name].append(run_setting(name, env, cfg, work))
+            results[name].append(run_setting(name, env, threads, cfg, work))
             print(name, results[name][-1], flush=True)
     command = "python benchmarks/cpu_numerics.py" + "".join(
         f" --{k} {v}" for k, v in (("steps", args.steps), ("repeats", args.repeats))
@@ -160,7 +171,8 @@ def main(argv: list[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(
         {"command": command, "machine": results_machine(), "steps": args.steps,
-         "settings": {n: {"env": SETTINGS[n][0], "runs": r} for n, r in results.items()}},
+         "settings": {n: {"env": SETTINGS[n][0], "pretrain_threads": SETTINGS[n][1],
+                          "runs": r} for n, r in results.items()}},
         indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(results, args.steps, args.repeats, command))
     print(args.out.with_suffix(".md").read_text())

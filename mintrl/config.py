@@ -96,6 +96,10 @@ class PretrainSpec(Strict):
         0, ge=0, lt=LAB_SEED_STRIDE, description="Initialisation and data seed, added to the "
         "global seed and to 1000 x the lab seed (runs.<i>.lab_seeds); below 1000 so that no "
         "two labs' models share a seed.")
+    threads: int = Field(
+        2, ge=1, description="torch threads of the pre-training job. Set here, not by the "
+        "cores Snakemake grants: the order of a float sum follows the thread count, so "
+        "`snakemake --cores 1` would otherwise pre-train other weights.")
     checkpoint_every: int = Field(
         100, ge=0, description="Steps between the resume states of a pre-training job "
         "(`<out>.resume.pt`: weights, optimizer, data stream), from which a killed job goes "

@@ -2,13 +2,21 @@
 
 torch's CPU build picks its kernels by the processor it runs on, in three places: ATen's
 vectorised kernels (``ATEN_CPU_CAPABILITY``: AVX-512 where the CPU has it, else AVX2), MKL's
-BLAS (``MKL_CBWR``: a code path per instruction set, and per vendor) and oneDNN's primitives
-(``ONEDNN_MAX_CPU_ISA``). Each path rounds differently, and an RL pipeline amplifies a last-bit
-difference into other samples, other updates and another table: the same code and versions
-gave a teacher 8 pp apart on two processors. ``pin_cpu_numerics`` sets all three to AVX2, which
-every x86-64 processor of the last decade has, so an AVX-512 machine computes what an AVX2-only
-one does (measured: ``benchmarks/cpu_numerics.py``, results in
-``benchmarks/results/cpu_numerics.md``).
+BLAS and vector maths (``MKL_CBWR``: a code path per instruction set, and per vendor) and
+oneDNN's primitives (``ONEDNN_MAX_CPU_ISA``). Each path rounds differently, and an RL pipeline
+amplifies a last-bit difference into other samples, other updates and another table: the same
+code and versions gave a teacher 8 pp apart on two processors. ``pin_cpu_numerics`` fixes all
+three: ATen and oneDNN at AVX2, which every x86-64 processor of the last decade has, and MKL at
+its ``COMPATIBLE`` branch (SSE2 without the approximate ``rcpps``/``rsqrtps``), the one branch
+MKL runs alike on Intel and on AMD. Its ``AVX2`` branch is not: MKL honours it on Intel
+processors only and takes its automatic branch elsewhere, so an AMD EPYC and an Intel Xeon
+pinned to it pre-trained different weights, and ``exp`` (MKL's vector maths) already differed
+on an emulated AMD processor. Measured: ``benchmarks/cpu_vendor.py`` (emulated AMD and Intel
+processors) and ``benchmarks/cpu_numerics.py`` (this processor's own kernels against the
+pins, and what the pins cost), results in ``benchmarks/results/``. The thread count changes
+float sums too (a GEMM split over threads), so the thread counts are fixed by the workflow,
+not by the machine: pre-training runs ``tasks.<task>.<role>.threads`` whatever ``--cores``
+grants, every other job of the embedded default one thread.
 
 It must run before torch is imported (each dispatcher reads its variable once), so the package
 ``mintrl/__init__.py`` calls it: every stage is ``python -m mintrl.<stage>`` and imports the
@@ -25,8 +33,9 @@ import platform
 from collections.abc import MutableMapping
 from pathlib import Path
 
-# One instruction set for the three dispatchers; values as each library spells them.
-PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+# Values as each library spells them. MKL's branch is the vendor-neutral one, not AVX2: MKL
+# honours its AVX2 branch on Intel processors only (see the module docstring).
+PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 OPT_OUT = "MINTRL_CPU_NUMERICS"  # "native": the processor's own kernels
 
 
@@ -58,3 +67,11 @@ def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
     environ.update(applied)
     return applied
 
+
+
+def kernels(environ: MutableMapping[str, str] = os.environ) -> str:
+    """The CPU kernels a stage started with ``environ`` runs, in one string (the workflow's jobs
+    carry it as a param, so that outputs computed with other kernels are made again)."""
+    if environ.get(OPT_OUT, "pinned") == "native":
+        return "native"
+    return ",".join(f"{k}={environ.get(k, 'native')}" for k in PINS)

@@ -167,8 +167,8 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
 
     With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
     one this run made is there, training goes on from it: the final weights are the same as
-    an uninterrupted run's at the same thread count (another count changes the float sums'
-    order: the weights are as good, not bit for bit the same)."""
+    an uninterrupted run's (at any thread count where the CPU kernels are pinned,
+    ``mintrl.cpu_numerics``)."""
     fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed) if resume else ""
     model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()
@@ -235,15 +235,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="which lab's model: its seed is offset by 1000 x this (0: the default)")
     ap.add_argument("--exclude", type=Path, help="folder of split Parquet files to hold out")
     ap.add_argument("--out", type=Path, required=True, help="checkpoint folder to write")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's)")
+    ap.add_argument("--threads", type=int, help="torch threads (default: the role's "
+                    "tasks.<task>.<role>.threads)")
     args = ap.parse_args(argv)
     if args.lab_seed < 0:
         ap.error(f"--lab-seed {args.lab_seed}: must be >= 0")
 
     cfg = load_config(args.config)
-    threads = args.threads or cfg.threads
-    torch.set_num_threads(threads)
     spec = getattr(cfg.tasks[args.task], args.role)
+    threads = args.threads or spec.threads
+    torch.set_num_threads(threads)
     seed = cfg.seed + spec.seed
     model_seed = lab_seed_of(seed, args.lab_seed)
     print(f"[pretrain] task={args.task} role={args.role} lab_seed={args.lab_seed} "

@@ -88,10 +88,10 @@ def test_environment_yml_installs_the_lock():
 
 
 def test_pins_fill_only_unset_dispatchers_and_respect_the_opt_out():
-    env = {"MKL_CBWR": "COMPATIBLE"}
+    env = {"MKL_CBWR": "AVX512"}
     assert pin_cpu_numerics(env, supported=True) == {
         k: v for k, v in PINS.items() if k != "MKL_CBWR"}
-    assert env["MKL_CBWR"] == "COMPATIBLE"  # a cluster's own setting stays
+    assert env["MKL_CBWR"] == "AVX512"  # a cluster's own setting stays
     assert pin_cpu_numerics({"MINTRL_CPU_NUMERICS": "native"}, supported=True) == {}
     assert pin_cpu_numerics({}, supported=False) == {}
 
@@ -117,3 +117,12 @@ def test_a_stage_process_runs_the_pinned_kernels_and_native_runs_the_processors(
     native = _capability({"MINTRL_CPU_NUMERICS": "native"})
     flags = Path("/proc/cpuinfo").read_text()
     assert native == ("AVX512" if " avx512f" in flags else "AVX2")
+
+
+def test_the_pins_reach_every_job_as_a_param_of_the_workflow():
+    from mintrl.cpu_numerics import kernels
+
+    assert kernels({"MINTRL_CPU_NUMERICS": "native", **PINS}) == "native"
+    assert kernels(dict(PINS)) == ",".join(f"{k}={v}" for k, v in PINS.items())
+    assert "MKL_CBWR=AVX512" in kernels({**PINS, "MKL_CBWR": "AVX512"})
+

@@ -1,6 +1,7 @@
 """The Snakemake workflow end to end on the micro config, in a scratch directory."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _snakemake(workdir: Path, *args: str, config: Path = ROOT / "tests" / "micro.yaml"
-               ) -> subprocess.CompletedProcess:
+def _snakemake(workdir: Path, *args: str, config: Path = ROOT / "tests" / "micro.yaml",
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
            "--directory", str(workdir), "--configfile", str(config), "--cores", "2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
 
 
 def _two_labs(folder: Path) -> Path:
@@ -284,6 +285,35 @@ def test_changing_how_often_pretraining_saves_its_state_reruns_nothing(finished_
                      'tasks={"arith": {"base": {"checkpoint_every": 7}}}')
     assert res.returncode == 0, res.stderr[-2000:]
     assert not _planned(res)
+
+
+def test_other_cpu_kernels_make_again_what_torch_computed(finished_run):
+    """Outputs made with other CPU kernels (another pin, or none) are not what this setting
+    computes: a dry run with the pins off plans the models, runs and evaluations again, and
+    keeps the prompt splits (no torch in them)."""
+    res = _snakemake(finished_run, "-n", env=os.environ | {"MINTRL_CPU_NUMERICS": "native"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    made = {f for job in _planned_jobs(res) for f in job["output"]}
+    assert {"results/models/arith/base", "results/runs/arith/grpo-s0/iter_4/model",
+            "results/eval/intfn/mintrl-proxy/iter_2/metrics.json"} <= made
+    assert not any(f.startswith("results/data/") and "filtered" not in f for f in made)
+
+
+def test_one_core_pretrains_the_weights_two_cores_do(finished_run, tmp_path):
+    """The thread count changes a float sum's order, so pre-training runs its role's threads
+    (tasks.<task>.<role>.threads) whatever --cores grants: `--cores 1` gives the same lab."""
+    import torch
+    from safetensors.torch import load_file
+
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(ROOT / "tests" / "micro.yaml"),
+           "--cores", "1", "results/models/arith/base"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "threads=2" in (tmp_path / "results/logs/pretrain/arith_base.log").read_text()
+    one = load_file(tmp_path / "results/models/arith/base/model.safetensors")
+    two = load_file(finished_run / "results/models/arith/base/model.safetensors")
+    assert one.keys() == two.keys() and all(torch.equal(one[k], two[k]) for k in one)
 
 
 def test_extending_a_finished_run_continues_it(finished_run):

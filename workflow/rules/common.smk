@@ -4,6 +4,7 @@ import re
 from snakemake.utils import validate
 
 from mintrl.config import parse_config, write_resolved_config
+from mintrl.cpu_numerics import kernels
 from mintrl.runs import (
     ROLES,
     RUN_LENGTH_KEYS,
@@ -42,6 +43,9 @@ LABS = sorted({0, *lab_seeds(RUNS)})
 LAB_MODELS = [lab_model(role, k) for k in LABS for role in ROLES]
 LATER_LAB_MODELS = [m for m in LAB_MODELS if m not in ROLES]  # lab seeds > 0
 BASE_MODELS = [lab_model("base", k) for k in LABS]  # each tracked in MLflow under its name
+# The CPU kernels every job runs (importing mintrl pinned them, mintrl.cpu_numerics): a param of
+# each job that computes with torch, so outputs made with other kernels are made again.
+CPU_KERNELS = kernels()
 
 
 def one_of(names):
@@ -127,6 +131,12 @@ def benchmark_settings(wildcards):
         "chat": spec.chat,
         "reward": spec.reward,
     }
+
+
+def pretrain_threads(wildcards):
+    """Cores a pre-training job reserves: its role's torch threads (tasks.<task>.<role>)."""
+    role, _ = split_lab_model(wildcards.role)
+    return getattr(CFG.tasks[wildcards.task], role).threads
 
 
 def pretrain_settings(wildcards):

@@ -14,6 +14,7 @@ rule evaluate_lab:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
         tp=tp_flag,
@@ -40,6 +41,7 @@ rule evaluate_run:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=evaluate_settings,
         out=subpath(output.metrics, parent=True),
         tp=tp_flag,

@@ -15,6 +15,7 @@ rule filter_prompts:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=filter_settings,
         tp=tp_flag,
     shell:

@@ -1,4 +1,5 @@
-# Lab seed 0's base and teacher (results/models/<task>/{base,teacher}).
+# Lab seed 0's base and teacher (results/models/<task>/{base,teacher}). The job reserves the
+# role's threads; the stage runs that many whatever --cores grants (its weights depend on it).
 rule pretrain:
     input:
         split_files,
@@ -14,15 +15,15 @@ rule pretrain:
         role=one_of(ROLES),
     conda:
         "../envs/mintrl.yaml"
-    threads: 2
+    threads: pretrain_threads
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=pretrain_settings,
         data=subpath(input[0], parent=True),
     shell:
         "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
-        "--role {wildcards.role} --exclude {params.data} --out {output.model} "
-        "--threads {threads} > {log} 2>&1"
+        "--role {wildcards.role} --exclude {params.data} --out {output.model} > {log} 2>&1"
 
 
 # The base and teacher of a lab seed k > 0 (`base-lab1`, `teacher-lab2`, ...: runs.<i>.lab_seeds),
@@ -43,9 +44,10 @@ rule pretrain_lab:
         role=one_of(LATER_LAB_MODELS),
     conda:
         "../envs/mintrl.yaml"
-    threads: 2
+    threads: pretrain_threads
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=pretrain_settings,
         data=subpath(input[0], parent=True),
         role=pretrain_role,
@@ -53,4 +55,4 @@ rule pretrain_lab:
     shell:
         "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
         "--role {params.role} --lab-seed {params.lab_seed} --exclude {params.data} "
-        "--out {output.model} --threads {threads} > {log} 2>&1"
+        "--out {output.model} > {log} 2>&1"

@@ -20,6 +20,7 @@ rule segment:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=run_settings,
         start=segment_start,
         init_optim=init_optim_flag,
@@ -42,6 +43,7 @@ use rule segment as segment_handoff with:
         metrics="results/runs/{task}/{run}/iter_{it}/handoff.json",
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=run_settings,
         start=segment_start,
         init_optim=init_optim_flag,

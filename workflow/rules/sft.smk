@@ -19,6 +19,7 @@ rule sft:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=run_settings,
         out=subpath(output.metrics, parent=True),
     shell:

@@ -18,6 +18,7 @@ rule evaluate_validation:
     threads: 1
     params:
         config=CONFIG_FILE,
+        kernels=CPU_KERNELS,
         settings=evaluate_settings,
         samples=CFG.tune.samples,
         iteration=lambda wildcards: RUNS[wildcards.run].spec.iterations,
