@@ -50,7 +50,7 @@ def probe(steps: int = 3, batch: int = 16) -> dict[str, str]:
 
     from mintrl.config import load_config
     from mintrl.models import build_model
-    from mintrl.pretrain import sample_examples, train_step_loss
+    from mintrl.pretrain import pretrain_optimizer, sample_examples, train_step_loss
     from mintrl.tasks import get_task
     from mintrl.tokenizer import build_char_tokenizer
 
@@ -66,7 +66,7 @@ def probe(steps: int = 3, batch: int = 16) -> dict[str, str]:
     model.train()
     params = list(model.parameters())
     out = {"init": digest(*params)}
-    opt = torch.optim.AdamW(params, lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    opt = pretrain_optimizer(params, spec)
     rng, task = np.random.default_rng(7), get_task("arith")
     for step in range(1, steps + 1):
         prompts, responses = sample_examples(task, spec, rng, batch, set())
@@ -107,13 +107,14 @@ def machine() -> str:
 
 
 def markdown(results: dict, command: str) -> str:
-    cols = ["native, 2 threads", "native, 1 thread", *EMULATED.values()]
+    cols = ["native, 1 thread", "native, 2 threads", *EMULATED.values()]
     lines = ["# CPU numerics across vendors: the toy's training step on emulated processors", "",
              f"Command: `{command}` (this machine: {machine()}; qemu-user "
              f"{qemu_version()}). Digests of the arith base's first pre-training steps "
              "(init, loss, gradients, AdamW steps 1 and 3) and of the log-softmax and `exp` "
-             "of its logits; `=` marks a digest equal to the native 2-thread one. Emulated "
-             "probes run 1 thread.", ""]
+             "of its logits after the three steps; `=` marks a digest equal to the native "
+             "1-thread one (emulated probes run 1 thread: that is their reference; the "
+             "2-thread column shows what the thread count changes).", ""]
     for branch, what in BRANCHES.items():
         r = results[branch]
         lines += [f"## MKL_CBWR={branch}: {what}", "",

@@ -89,6 +89,14 @@ def sample_examples(
     return prompts, responses
 
 
+def pretrain_optimizer(params, spec: PretrainSpec) -> torch.optim.AdamW:
+    """AdamW at the spec's peak rate (``lr_at`` sets each step's). Fused: ATen's own kernel
+    takes the exact square root, where the unfused step's goes through MKL's vector maths,
+    whose result depends on MKL's code branch (benchmarks/results/cpu_vendor.md)."""
+    return torch.optim.AdamW(params, lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01,
+                             fused=True)
+
+
 def lr_at(step: int, spec: PretrainSpec) -> float:
     """Linear warm-up then cosine decay to 10% of the peak."""
     if step < spec.warmup_steps:
@@ -175,7 +183,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     model = build_model(spec.arch, tokenizer, model_seed)
     model.train()
     rng = np.random.default_rng(model_seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    opt = pretrain_optimizer(model.parameters(), spec)
     history: list[tuple[int, float]] = []
     start, before = 0, 0.0  # first step, training seconds of the jobs before this one
     t0 = time.perf_counter()

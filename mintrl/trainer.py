@@ -68,8 +68,10 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None
     """Wrap ``model`` in a DeepSpeed engine with AdamW at a constant learning rate
     (``spec.lr`` unless ``lr`` is given: the SFT stage has its own).
 
-    The optimizer is torch's AdamW handed to DeepSpeed (fused on CUDA): DeepSpeed's own CPU
-    Adam would JIT-compile a C++ op on a fresh machine. We own the accumulation boundary
+    The optimizer is torch's fused AdamW handed to DeepSpeed: DeepSpeed's own CPU Adam would
+    JIT-compile a C++ op on a fresh machine, and the unfused step's square root goes through
+    MKL's vector maths on CPU, whose result depends on MKL's code branch (fused, ATen takes
+    the exact one; benchmarks/results/cpu_vendor.md). We own the accumulation boundary
     (``set_gradient_accumulation_boundary``), so a minibatch may hold any number of
     micro-batches; the objective already divides by the minibatch's token count.
     """
@@ -82,7 +84,7 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None
     model.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr or spec.lr,
                                   weight_decay=spec.weight_decay, betas=(0.9, 0.999),
-                                  fused=device.startswith("cuda"))
+                                  fused=True)
     ds_config = {
         "train_micro_batch_size_per_gpu": spec.micro_batch_size,
         "gradient_accumulation_steps": 1,
