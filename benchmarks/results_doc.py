@@ -30,8 +30,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "pinned digests are not those an Intel Xeon computes with the same pins.",
      ["cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md"]),
     ("The main command",
-     "`main_table.md` is the main command with the CPU kernels pinned, on one (lab seed, RL "
-     "seed) pair; `pair_spread.md` says how far another pair moves each cell. The two older "
+     "`main_table.md` is the main command with the first CPU pins (MKL at its AVX2 branch, "
+     "on an AMD EPYC; today's pins compute other numbers), on one (lab seed, RL seed) pair; "
+     "`pair_spread.md` says how far another pair moves each cell. The two older "
      "files were measured before the pins, with the native kernels of the machine they ran "
      "on, and are kept for the record.",
      ["main_table.md", "pair_spread.md", "main_table_native_1f5d6b0.md",
