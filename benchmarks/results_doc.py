@@ -30,12 +30,13 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "pinned digests are not those an Intel Xeon computes with the same pins.",
      ["cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md"]),
     ("The main command",
-     "`main_table.md` is the main command with the first CPU pins (MKL at its AVX2 branch, "
-     "on an AMD EPYC; today's pins compute other numbers), on one (lab seed, RL seed) pair; "
-     "`pair_spread.md` says how far another pair moves each cell. The two older "
-     "files were measured before the pins, with the native kernels of the machine they ran "
-     "on, and are kept for the record.",
-     ["main_table.md", "pair_spread.md", "main_table_native_1f5d6b0.md",
+     "`main_table.md` is the main command with today's CPU pins (MKL at its COMPATIBLE "
+     "branch) on an Intel Xeon, on one (lab seed, RL seed) pair; `pair_spread.md` says how far "
+     "another pair moved each cell (first pins). The older files were measured with the first "
+     "pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, with the native kernels of "
+     "the machine they ran on, and are kept for the record.",
+     ["main_table.md", "pair_spread.md", "main_table_epyc_avx2_pins.md",
+      "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
