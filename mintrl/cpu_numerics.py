@@ -68,7 +68,6 @@ def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
     return applied
 
 
-
 def kernels(environ: MutableMapping[str, str] = os.environ) -> str:
     """The CPU kernels a stage started with ``environ`` runs, in one string (the workflow's jobs
     carry it as a param, so that outputs computed with other kernels are made again)."""

@@ -175,8 +175,8 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
 
     With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
     one this run made is there, training goes on from it: the final weights are the same as
-    an uninterrupted run's (at any thread count where the CPU kernels are pinned,
-    ``mintrl.cpu_numerics``)."""
+    an uninterrupted run's at the same thread count (another count changes the float sums'
+    order, which is why the stage runs the role's ``threads`` whatever cores it is given)."""
     fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed) if resume else ""
     model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()

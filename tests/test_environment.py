@@ -125,4 +125,3 @@ def test_the_pins_reach_every_job_as_a_param_of_the_workflow():
     assert kernels({"MINTRL_CPU_NUMERICS": "native", **PINS}) == "native"
     assert kernels(dict(PINS)) == ",".join(f"{k}={v}" for k, v in PINS.items())
     assert "MKL_CBWR=AVX512" in kernels({**PINS, "MKL_CBWR": "AVX512"})
-

@@ -12,9 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _snakemake(workdir: Path, *args: str, config: Path = ROOT / "tests" / "micro.yaml",
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+               env: dict[str, str] | None = None, cores: int = 2) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(workdir), "--configfile", str(config), "--cores", "2", *args]
+           "--directory", str(workdir), "--configfile", str(config), "--cores", str(cores),
+           *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
 
 
@@ -305,10 +306,7 @@ def test_one_core_pretrains_the_weights_two_cores_do(finished_run, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(ROOT / "tests" / "micro.yaml"),
-           "--cores", "1", "results/models/arith/base"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    res = _snakemake(tmp_path, "results/models/arith/base", cores=1)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "threads=2" in (tmp_path / "results/logs/pretrain/arith_base.log").read_text()
     one = load_file(tmp_path / "results/models/arith/base/model.safetensors")
