@@ -6,9 +6,11 @@
     python -m mintrl.prepare --config config/paper.yaml --task math --split aime25 \
         --source aime_2025/train.parquet --out results/data/math    # one benchmark
 
-A toy task draws ``train`` (RL prompts, mixed difficulty), ``validation`` (tuning only),
-``easy`` and ``hard`` (evaluation) from its generator: distinct problems, the same seed gives
-the same files. A dataset task (``kind: dataset``) reads its training file and holds
+A toy task draws ``train`` (RL prompts, mixed difficulty), ``validation`` (tuning only) and
+its evaluation splits from its generator: distinct problems, the same seed gives the same
+files. With a fact table, ``easy`` looks up known facts, ``medium`` one partial fact, ``hard``
+one unknown fact; ``validation`` has equal thirds of the three kinds and ``train`` the
+config's ``train_mix``. A dataset task (``kind: dataset``) reads its training file and holds
 ``validation_size`` prompts out of it, and reads each benchmark into the split of its name;
 unreadable rows are counted and named in ``<split>.report.json`` and skipped, or fail the job
 (the task's ``on_bad``).
@@ -28,23 +30,42 @@ from mintrl.io import write_json, write_table
 from mintrl.schemas import PROBLEMS
 from mintrl.tasks import Problem, Task, get_task
 
-SPLITS = ("easy", "hard", "validation", "train")  # evaluation splits drawn first
+SPLIT_FACTS = {"easy": "known", "medium": "partial", "hard": "unknown"}
+
+
+def fact_kinds(split: str, spec: TaskSpec, n: int) -> list[str]:
+    """The fact kind of each of a split's ``n`` problems (a toy task with a fact table)."""
+    if split in SPLIT_FACTS:
+        return [SPLIT_FACTS[split]] * n
+    kinds = ("known", "partial", "unknown")
+    if split == "validation":
+        return [kinds[i % 3] for i in range(n)]
+    mix = spec.facts.train_mix
+    shares = np.array([mix.known, mix.partial, mix.unknown]) / (mix.known + mix.partial
+                                                                + mix.unknown)
+    counts = np.floor(shares * n).astype(int)
+    counts[int(np.argmax(shares))] += n - int(counts.sum())
+    return [k for k, c in zip(kinds, counts, strict=True) for _ in range(c)]
 
 
 def draw_splits(task: Task, spec: TaskSpec, seed: int) -> dict[str, list[Problem]]:
-    """Distinct problems per split; difficulty uniform over each split's range."""
+    """Distinct problems per split (evaluation splits drawn first); difficulty uniform over
+    each split's range."""
     rng = np.random.default_rng(seed)
     seen: set[str] = set()
-    ranges = {"easy": spec.easy, "hard": spec.hard, "validation": spec.train, "train": spec.train}
+    table = spec.facts.table() if spec.facts is not None else None
+    ranges = {s: getattr(spec, s) for s in spec.eval_splits}
+    ranges |= {"validation": spec.train, "train": spec.train}
     out: dict[str, list[Problem]] = {}
-    for split in SPLITS:
+    for split, r in ranges.items():
         want, rows, tries = getattr(spec.sizes, split), [], 0
-        r = ranges[split]
+        kinds = fact_kinds(split, spec, want) if table is not None else ["known"] * want
         while len(rows) < want:
             tries += 1
             if tries > 100 * want:
                 raise ValueError(f"task {task.name}: cannot draw {want} distinct {split} problems")
-            p = task.sample(rng, int(rng.integers(r.lo, r.hi + 1)))
+            k = int(rng.integers(r.lo, r.hi + 1))
+            p = task.sample(rng, k, table, kinds[len(rows)]) if table else task.sample(rng, k)
             if p.prompt not in seen:
                 seen.add(p.prompt)
                 rows.append(p)

@@ -25,6 +25,7 @@ from mintrl.io import atomic_path, read_table, write_json
 from mintrl.models import build_model
 from mintrl.progress import progress as progress_bar
 from mintrl.tasks import Task, get_task
+from mintrl.tasks.facts import FactTable
 from mintrl.tokenizer import build_char_tokenizer
 
 IGNORE = -100
@@ -73,14 +74,20 @@ def train_step_loss(model, tokenizer, prompts, responses, buckets: int) -> float
 
 
 def sample_examples(
-    task: Task, spec: PretrainSpec, rng: np.random.Generator, n: int, exclude: set[str]
+    task: Task, spec: PretrainSpec, rng: np.random.Generator, n: int, exclude: set[str],
+    facts: FactTable | None = None,
 ) -> tuple[list[str], list[str]]:
     """n (prompt, response) pairs; difficulties uniform over the spec's range; problems in
-    ``exclude`` (held-out splits) are redrawn; some prompts carry the reference solution."""
+    ``exclude`` (held-out splits) are redrawn; some prompts carry the reference solution.
+    With a fact table, each problem's kind is uniform over those the role's view shows and
+    its solution writes the facts as that view shows them (``FactTable.shown``)."""
     prompts, responses = [], []
     while len(prompts) < n:
         k = int(rng.integers(spec.difficulties.lo, spec.difficulties.hi + 1))
-        problem = task.sample(rng, k)
+        if facts is None:
+            problem = task.sample(rng, k)
+        else:
+            problem = task.sample(rng, k, facts, facts.sample_kind(rng, spec.facts), spec.facts)
         if problem.prompt in exclude:
             continue
         privileged = rng.random() < spec.privileged_fraction
@@ -115,13 +122,14 @@ def lab_seed_of(seed: int, lab_seed: int) -> int:
 
 
 def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str],
-                    lab_seed: int = 0) -> str:
+                    lab_seed: int = 0, facts: FactTable | None = None) -> str:
     """What a resume state must have been made by: the task, the spec, the seed, the lab seed
     and the held-out prompts (a state from another config or lab is never resumed). Lab 0's is
     the fingerprint states had before lab seeds, so they are still resumed."""
     weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
     lab = f"lab {lab_seed}\n" if lab_seed else ""
-    h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n{lab}".encode())
+    table = f"{facts!r}\n" if facts is not None else ""
+    h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n{lab}{table}".encode())
     for prompt in sorted(exclude):
         h.update(prompt.encode() + b"\0")
     return h.hexdigest()
@@ -166,7 +174,7 @@ def load_resume_state(path: Path, fingerprint: str) -> dict | None:
 
 
 def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
-             resume: Path | None = None, lab_seed: int = 0):
+             resume: Path | None = None, lab_seed: int = 0, facts: FactTable | None = None):
     """Train a fresh model; returns (model, tokenizer, history of (step, loss), training
     seconds, those of earlier killed jobs included).
 
@@ -177,7 +185,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     one this run made is there, training goes on from it: the final weights are the same as
     an uninterrupted run's at the same thread count (another count changes the float sums'
     order, which is why the stage runs the role's ``threads`` whatever cores it is given)."""
-    fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed) if resume else ""
+    fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed, facts) if resume else ""
     model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()
     model = build_model(spec.arch, tokenizer, model_seed)
@@ -199,7 +207,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     bar = progress_bar(range(start, spec.steps), desc=f"pretrain {task.name}", unit="step",
                        total=spec.steps, initial=start, disable=not progress)
     for step in bar:
-        prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude)
+        prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude, facts)
         for group in opt.param_groups:
             group["lr"] = lr_at(step, spec)
         opt.zero_grad(set_to_none=True)
@@ -250,7 +258,9 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--lab-seed {args.lab_seed}: must be >= 0")
 
     cfg = load_config(args.config)
-    spec = getattr(cfg.tasks[args.task], args.role)
+    task_spec = cfg.tasks[args.task]
+    spec = getattr(task_spec, args.role)
+    facts = task_spec.facts.table() if task_spec.facts is not None else None
     threads = args.threads or spec.threads
     torch.set_num_threads(threads)
     seed = cfg.seed + spec.seed
@@ -261,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     resume = args.out.with_name(args.out.name + ".resume.pt")
     model, tokenizer, history, seconds = pretrain(
         get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume,
-        lab_seed=args.lab_seed,
+        lab_seed=args.lab_seed, facts=facts,
     )
     save_checkpoint(model, tokenizer, args.out)
     resume.unlink(missing_ok=True)

@@ -100,6 +100,18 @@ def problem_scores(evals: pd.DataFrame, row_of: dict[str, str],
     return pd.concat(parts, ignore_index=True)
 
 
+SPLIT_ORDER = {"easy": 0, "medium": 1, "hard": 2}  # a toy's splits, easiest first
+
+
+def benchmark_order(benchmarks) -> list[str]:
+    """``<task>/<split>`` names by task, a toy's splits easiest first, then the others by
+    name; ``average`` last."""
+    def key(b: str):
+        task, _, split = b.partition("/")
+        return (b == "average", task, SPLIT_ORDER.get(split, len(SPLIT_ORDER)), split)
+    return sorted(benchmarks, key=key)
+
+
 def trained_benchmarks(scores: pd.DataFrame, trained: set[str]) -> pd.DataFrame:
     """Only the benchmarks the ``trained`` runs were evaluated on (the lab's base and teacher
     are evaluated on every task: an arith-only ablation's table has no intfn columns, and
@@ -218,7 +230,7 @@ def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True
         return "Not graded: these benchmarks have no reference steps to grade against.\n"
     sign = "+" if signed else ""
     wide = stats.pivot(index="row", columns="benchmark", values="mean")
-    cols = [c for c in wide.columns if c != "average"] + (["average"] if "average" in wide else [])
+    cols = benchmark_order(wide.columns)
     rows = [r for r in order if r in wide.index] + sorted(set(wide.index) - set(order))
     contenders = [r for r in rows if r != "teacher"]
     best = wide.loc[contenders, cols].max() if contenders else pd.Series(dtype=float)
@@ -268,7 +280,7 @@ def results_table(evals: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     # a run evaluated on fewer benchmarks gets no average: it would not compare with the others
     table["average"] = table.mean(axis=1, skipna=False)
     ranked = [r for r in order if r in table.index] + sorted(set(table.index) - set(order))
-    return table.loc[ranked].round(1)
+    return table.loc[ranked, benchmark_order(table.columns)].round(1)
 
 
 def iteration_records(paths: list[Path]) -> pd.DataFrame:

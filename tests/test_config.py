@@ -1,4 +1,5 @@
 import copy
+import re
 
 import pytest
 import yaml
@@ -16,9 +17,39 @@ def _default():
 def test_default_config_is_valid():
     cfg = load_config(DEFAULT)
     assert set(cfg.tasks) == {"arith", "intfn"}
-    # the base's knowledge gap: it never trains on the hard split's lengths
+    # the gap is one of knowledge, at the same lengths: the base reads every split's length,
+    # and its data shows the facts with gaps where the teacher's shows them all
     for spec in cfg.tasks.values():
+        assert spec.eval_splits == ("easy", "medium", "hard")
+        for split in (spec.easy, spec.medium, spec.hard, spec.train):
+            assert spec.base.difficulties.lo <= split.lo and split.hi <= spec.base.difficulties.hi
+        assert spec.base.difficulties == spec.teacher.difficulties
+        assert (spec.base.facts, spec.teacher.facts) == ("gapped", "true")
+    # the length toy, kept for comparison: the base never trains on the hard split's lengths
+    for spec in load_config("config/length_toy.yaml").tasks.values():
+        assert spec.eval_splits == ("easy", "hard")
         assert spec.base.difficulties.hi < spec.hard.lo <= spec.teacher.difficulties.hi
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"medium": None}, "medium`: required with `facts`"),
+    ({"facts": None}, "`medium`: only with `facts`"),
+    ({"facts": {"known": 5, "partial": [0.3, 0.3, 0.3], "unknown": 3}}, "at most 10"),
+    ({"facts": {"partial": [1.5]}}, "tasks.arith.facts.partial.0"),
+])
+def test_a_fact_table_that_cannot_be_is_a_one_line_error_naming_its_key(change, message):
+    data = _default()
+    data["tasks"]["arith"].update(change)
+    with pytest.raises(ConfigError, match=re.escape(message)) as err:
+        parse_config(data, "config.yaml")
+    assert "tasks.arith" in str(err.value)
+
+
+def test_gapped_facts_need_a_table():
+    data = yaml.safe_load(open("config/length_toy.yaml"))
+    data["tasks"]["arith"]["base"]["facts"] = "gapped"
+    with pytest.raises(ConfigError, match="`facts: gapped` needs the task's `facts` table"):
+        parse_config(data, "length_toy.yaml")
 
 
 @pytest.mark.parametrize(

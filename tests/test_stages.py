@@ -23,12 +23,19 @@ def lab(tmp_path_factory):
 def test_prepare_writes_distinct_splits_of_the_configured_sizes(lab):
     sizes = load_config(MICRO).tasks["arith"].sizes
     frames = {s: pd.read_parquet(lab / "data" / f"{s}.parquet")
-              for s in ("train", "validation", "easy", "hard")}
+              for s in ("train", "validation", "easy", "medium", "hard")}
     for split, df in frames.items():
         assert len(df) == getattr(sizes, split) and set(df["split"]) == {split}
     ids = pd.concat(frames.values())["id"]
     assert ids.is_unique
-    assert frames["hard"]["difficulty"].between(6, 7).all()
+    # the fact toy: each evaluation split looks up its kind of fact, validation all three in
+    # equal thirds, train the config's mix (1/4 known, 1/2 partial, 1/4 unknown)
+    kinds = {s: [json.loads(x)["facts"]["kind"] for x in df["spec"]] for s, df in frames.items()}
+    assert {s: set(kinds[s]) for s in ("easy", "medium", "hard")} == {
+        "easy": {"known"}, "medium": {"partial"}, "hard": {"unknown"}}
+    assert sorted(kinds["validation"]) == ["known"] * 3 + ["partial"] * 3 + ["unknown"] * 3
+    assert sorted(kinds["train"]) == ["known"] * 4 + ["partial"] * 8 + ["unknown"] * 4
+    assert all(frames[s]["difficulty"].between(2, 3).all() for s in frames)
 
 
 def test_pretrain_writes_a_loadable_checkpoint(lab):

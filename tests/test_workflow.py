@@ -11,11 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _snakemake(workdir: Path, *args: str, config: Path = ROOT / "tests" / "micro.yaml",
+def _snakemake(workdir: Path, *args: str, config: Path | None = ROOT / "tests" / "micro.yaml",
                env: dict[str, str] | None = None, cores: int = 2) -> subprocess.CompletedProcess:
+    """Snakemake in ``workdir`` with ``config`` (None: the workflow's default config file)."""
+    given = ["--configfile", str(config)] if config is not None else []
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(workdir), "--configfile", str(config), "--cores", str(cores),
-           *args]
+           "--directory", str(workdir), *given, "--cores", str(cores), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
 
 
@@ -419,3 +420,24 @@ def test_tune_apply_refuses_values_that_break_the_config(tmp_path):
     with pytest.raises(SystemExit, match="nothing written"):
         tune.main(["--apply", str(chosen), "--to", str(config)])
     assert config.read_text() == before
+
+
+def test_a_configfile_given_replaces_the_default_config_not_merges_into_it(tmp_path):
+    # A working copy has config/config.yaml (the fact toy); a user who names another config
+    # must get that config's tasks only: merged, the length toy would keep the default's fact
+    # table and its medium split, and the paper setting would run the toy tasks as well.
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text((ROOT / "config" / "config.yaml").read_text())
+    import yaml
+
+    def tasks(config):
+        res = _snakemake(tmp_path, "-n", "--quiet", "rules", config=config)
+        assert res.returncode == 0, res.stderr[-3000:]
+        resolved = yaml.safe_load((tmp_path / "results" / "config" / "resolved.yaml").read_text())
+        return resolved["tasks"]
+
+    length = tasks(ROOT / "config" / "length_toy.yaml")
+    assert [length[t]["facts"] for t in ("arith", "intfn")] == [None, None]
+    assert [length[t]["medium"] for t in ("arith", "intfn")] == [None, None]
+    default = tasks(None)  # no --configfile: the working copy's config/config.yaml
+    assert default["arith"]["facts"]["partial"] == [0.2, 0.35, 0.5]

@@ -10,7 +10,11 @@ Prompt ``"047 +8 *3 -5\\n"``; reference response, one step per operation, then t
 
     answer: 160
 
-Every operation is a bijection of Z/1000 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
+With a fact table (``mintrl.tasks.facts``), an operation ``#e`` adds the value of entry e,
+which the step writes before it computes (``055#3+23=078``): the fact is part of the step, so
+the earliest wrong fact is the earliest wrong step and its correction carries the fact.
+
+Every operation (the fact toy's additions included) is a bijection of Z/1000 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
 which are prime to 1000), so a chain with a single wrong step always ends on a wrong answer,
 and skipped steps scramble the result: the base's wrong chains on the hard split hit the
 right answer 0.19 % of the time (with a two-digit register it was 1.2 %, so Pass@1
@@ -25,6 +29,7 @@ import numpy as np
 
 from mintrl.steps import step_texts
 from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_oracle
+from mintrl.tasks.facts import FactTable
 
 _ANSWER = re.compile(r"answer:\s*(-?\d+)\s*$", re.MULTILINE)
 
@@ -39,13 +44,19 @@ def apply_op(value: int, op: str, operand: int, mod: int) -> int:
     raise ValueError(f"unknown arith operation {op!r}")
 
 
-def solve(start: int, ops: list[tuple[str, int]], mod: int) -> tuple[list[str], int]:
-    """Reference steps and final value for a chain."""
+def solve(start: int, ops: list[tuple[str, int]], mod: int,
+          shown: dict[int, int] | None = None) -> tuple[list[str], int]:
+    """Reference steps and final value for a chain; a lookup ``("#", e)`` adds ``shown[e]``
+    (the value of entry e that this solution shows)."""
     width = len(str(mod - 1))
     steps, v = [], start
     for op, d in ops:
-        nxt = apply_op(v, op, d, mod)
-        steps.append(f"{v:0{width}d}{op}{d}={nxt:0{width}d}")
+        if op == "#":
+            nxt = apply_op(v, "+", shown[d], mod)
+            steps.append(f"{v:0{width}d}#{d}+{shown[d]}={nxt:0{width}d}")
+        else:
+            nxt = apply_op(v, op, d, mod)
+            steps.append(f"{v:0{width}d}{op}{d}={nxt:0{width}d}")
         v = nxt
     steps.append(f"answer: {v:0{width}d}")
     return steps, v
@@ -57,6 +68,25 @@ def parse_answer(response: str) -> int | None:
     return int(found[-1]) if found else None
 
 
+def lookups(rng: np.random.Generator, ops: list, facts: FactTable | None, kind: str,
+            view: str) -> tuple[dict, dict[int, int]]:
+    """Turn some of ``ops`` into lookups of the table's entries, in place (``("#", e)``);
+    returns the problem's spec entry (``{"facts": {"kind", "keys"}}``, empty without a table)
+    and the value each looked-up entry shows in this problem's solution."""
+    if facts is None:
+        return {}, {}
+    lo, hi = facts.lookups
+    n = min(len(ops), int(rng.integers(lo, hi + 1)))
+    keys = facts.draw_keys(rng, kind, n)
+    where = sorted(int(i) for i in rng.choice(len(ops), size=n, replace=False))
+    shown: dict[int, int] = {}
+    for i, key in zip(where, keys, strict=True):
+        ops[i] = ("#", key)
+        if key not in shown:  # an entry shows one value throughout a solution
+            shown[key] = facts.shown(rng, key, view)
+    return {"facts": {"kind": kind, "keys": keys}}, shown
+
+
 class ArithTask:
     name = "arith"
     has_oracle = True
@@ -64,18 +94,22 @@ class ArithTask:
     def __init__(self, mod: int = 1000, add_max: int = 9, mul_operands=(3, 7, 9)):
         self.mod, self.add_max, self.mul_operands = mod, add_max, mul_operands
 
-    def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
+    def sample(self, rng: np.random.Generator, difficulty: int, facts: FactTable | None = None,
+               kind: str = "known", view: str = "true") -> Problem:
         start = int(rng.integers(0, self.mod))
-        kinds = "+-*" if self.mul_operands else "+-"
+        # With facts, addition only: what the base lacks should be the facts, not arithmetic
+        # (a 2-layer base reached 98 % on known facts in 800 steps without *, 77 % with it).
+        kinds = "+-*" if self.mul_operands and facts is None else "+-"
         ops: list[tuple[str, int]] = []
         for _ in range(difficulty):
-            kind = kinds[int(rng.integers(0, len(kinds)))]
-            if kind == "*":
+            kind_ = kinds[int(rng.integers(0, len(kinds)))]
+            if kind_ == "*":
                 d = int(rng.choice(self.mul_operands))
             else:
                 d = int(rng.integers(1, self.add_max + 1))
-            ops.append((kind, d))
-        steps, final = solve(start, ops, self.mod)
+            ops.append((kind_, d))
+        spec_facts, shown = lookups(rng, ops, facts, kind, view)
+        steps, final = solve(start, ops, self.mod, shown)
         width = len(str(self.mod - 1))
         prompt = f"{start:0{width}d} " + " ".join(f"{o}{d}" for o, d in ops) + "\n"
         return Problem(
@@ -84,7 +118,8 @@ class ArithTask:
             difficulty=difficulty,
             prompt=prompt,
             solution="\n\n".join(steps),
-            spec={"start": start, "ops": [[o, d] for o, d in ops], "answer": final},
+            spec={"start": start, "ops": [[o, d] for o, d in ops], "answer": final,
+                  **spec_facts},
         )
 
     def privileged_prompt(self, problem: Problem) -> str:

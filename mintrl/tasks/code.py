@@ -15,6 +15,10 @@ of the function make every line its own step)::
         return c
     ```
 
+With a fact table (``mintrl.tasks.facts``), an argument ``k3`` is a constant the spec names
+but does not give: the line writes the entry's value (``b mul k3`` -> ``    b = a * 23``), so
+the earliest wrong constant is the earliest wrong line, and its correction carries the fact.
+
 Reward: the function passes every hidden test, run in the sandbox (``mintrl.sandbox``);
 expected outputs never enter the sandbox. Step oracle: each line is evaluated on the hidden
 inputs with a small arithmetic-only interpreter (no model code is executed in-process) and
@@ -32,6 +36,7 @@ import numpy as np
 from mintrl.sandbox import run_python
 from mintrl.steps import step_texts
 from mintrl.tasks.base import OracleVerdict, Problem, attach_reference, text_oracle
+from mintrl.tasks.facts import FactTable
 
 NAMES = "abcdeghi"  # skips f (the function) and x (the input)
 OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}  # mod: understood, not generated
@@ -41,9 +46,12 @@ _FENCE_BODY = re.compile(r"```(?:python)?\n(.*?)(?:\n```|$)", re.DOTALL)
 _LIMIT = 10**30  # values beyond this are treated as wrong (keeps the interpreter cheap)
 
 
-def reference_lines(ops: list[tuple[str, str]]) -> list[str]:
+def reference_lines(ops: list[tuple[str, str]], shown: dict[int, int] | None = None) -> list[str]:
+    """The function's lines; a constant ``k<e>`` is written as the value ``shown[e]``."""
     lines, prev = [], "x"
     for name, (op, arg) in zip(NAMES, ops, strict=False):
+        if arg.startswith("k"):
+            arg = str(shown[int(arg[1:])])
         lines.append(f"    {name} = {prev} {OPS[op]} {arg}")
         prev = name
     return lines + [f"    return {prev}\n```"]
@@ -108,11 +116,31 @@ def line_values(line: str, envs: list[dict[str, int]]) -> tuple[str, list[int]] 
     return None
 
 
+def constants(rng: np.random.Generator, ops: list, facts: FactTable | None, kind: str,
+              view: str) -> tuple[dict, dict[int, int]]:
+    """Turn the arguments of some of ``ops`` into the table's constants, in place
+    (``("mul", "k3")``); returns the problem's spec entry and the value each constant shows
+    in this problem's solution (as ``mintrl.tasks.arith.lookups``)."""
+    if facts is None:
+        return {}, {}
+    lo, hi = facts.lookups
+    n = min(len(ops), int(rng.integers(lo, hi + 1)))
+    keys = facts.draw_keys(rng, kind, n)
+    where = sorted(int(i) for i in rng.choice(len(ops), size=n, replace=False))
+    shown: dict[int, int] = {}
+    for i, key in zip(where, keys, strict=True):
+        ops[i] = (ops[i][0], f"k{key}")
+        if key not in shown:
+            shown[key] = facts.shown(rng, key, view)
+    return {"facts": {"kind": kind, "keys": keys}}, shown
+
+
 class CodeTask:
     name = "intfn"
     has_oracle = True
 
-    def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
+    def sample(self, rng: np.random.Generator, difficulty: int, facts: FactTable | None = None,
+               kind: str = "known", view: str = "true") -> Problem:
         ops: list[tuple[str, str]] = []
         for _ in range(difficulty):
             # No mod: an error before `mod m` cancels whenever it is off by a multiple of m
@@ -124,8 +152,9 @@ class CodeTask:
             else:
                 arg = str(int(rng.integers(2 if op == "mul" else 1, 10)))
             ops.append((op, arg))
+        spec_facts, shown = constants(rng, ops, facts, kind, view)
         inputs = [int(v) for v in rng.choice(np.arange(-9, 10), size=N_TESTS, replace=False)]
-        lines = reference_lines(ops)
+        lines = reference_lines(ops, shown)
         values = self._reference_values(lines, inputs)
         # Each op is keyed by the name of the value it defines: a model copies an operand by
         # finding the name, not by counting commas (positional copying blurred the digits of
@@ -143,6 +172,7 @@ class CodeTask:
                 "inputs": inputs,
                 "outputs": values[-1],
                 "values": values,
+                **spec_facts,
             },
         )
 

@@ -33,7 +33,12 @@ TASKS = sorted(CFG.tasks)
 TOY_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "toy"]  # generated, models pre-trained
 DATASET_TASKS = [t for t in TASKS if CFG.tasks[t].kind == "dataset"]  # read, models fetched
 BENCHMARKS = sorted({b for t in DATASET_TASKS for b in CFG.tasks[t].benchmarks})
-TOY_SPLITS = ["train", "validation", "easy", "hard"]
+# A toy's splits: with a fact table easy, medium and hard differ by the facts they look up;
+# the length toy (no table) has easy and hard, which differ by length.
+FACT_TOYS = [t for t in TOY_TASKS if CFG.tasks[t].facts is not None]
+LENGTH_TOYS = [t for t in TOY_TASKS if CFG.tasks[t].facts is None]
+FACT_TOY_SPLITS = ["train", "validation", "easy", "medium", "hard"]
+LENGTH_TOY_SPLITS = ["train", "validation", "easy", "hard"]
 RUNS = resolve_runs(CFG)  # runs = base run + overrides + (lab seed, RL seed), by name
 REFERENCE = reference_run(CFG, RUNS)  # the main-table run every ablation table shows
 # Lab seeds: lab k's base and teacher are pre-trained with seeds offset by k (runs.<i>.lab_seeds).
@@ -54,7 +59,8 @@ def one_of(names):
 
 
 def split_files(wildcards):
-    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=TOY_SPLITS)
+    splits = FACT_TOY_SPLITS if wildcards.task in FACT_TOYS else LENGTH_TOY_SPLITS
+    return expand("results/data/{task}/{split}.parquet", task=wildcards.task, split=splits)
 
 
 def eval_split_files(wildcards):
@@ -120,7 +126,8 @@ def prepare_settings(wildcards):
     if spec.kind == "dataset":
         keys = {"train", "train_size", "validation_size", "on_bad", "chat", "reward"}
         return {"seed": CFG.seed, "splits": spec.model_dump(include=keys)}
-    return {"seed": CFG.seed, "splits": spec.model_dump(include={"easy", "hard", "train", "sizes"})}
+    keys = {"easy", "hard", "train", "sizes"} | ({"medium", "facts"} if spec.facts else set())
+    return {"seed": CFG.seed, "splits": spec.model_dump(include=keys)}
 
 
 def benchmark_settings(wildcards):
@@ -144,11 +151,16 @@ def pretrain_settings(wildcards):
     # seed only when it is not 0, so lab 0's finished models keep their params and do not rerun
     role, lab = split_lab_model(wildcards.role)
     spec = getattr(CFG.tasks[wildcards.task], role)
+    facts = CFG.tasks[wildcards.task].facts
     settings = {
         "seed": CFG.seed,
         "spec": spec.model_dump(exclude=spec.RESUME_ONLY_KEYS),
     }
-    return settings | ({"lab_seed": lab} if lab else {})
+    return (
+        settings
+        | ({"lab_seed": lab} if lab else {})
+        | ({"facts": facts.model_dump()} if facts else {})
+    )
 
 
 def pretrain_role(wildcards):

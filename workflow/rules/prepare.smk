@@ -1,13 +1,34 @@
-# A toy task's splits, drawn from its generator.
+# A toy task's splits, drawn from its generator: with a fact table (the default) ...
 rule prepare:
     output:
-        expand("results/data/{{task}}/{split}.parquet", split=TOY_SPLITS),
+        expand("results/data/{{task}}/{split}.parquet", split=FACT_TOY_SPLITS),
     log:
         "results/logs/prepare/{task}.log",
     benchmark:
         "results/benchmarks/rules/prepare/{task}.tsv"
     wildcard_constraints:
-        task=one_of(TOY_TASKS),
+        task=one_of(FACT_TOYS),
+    conda:
+        "../envs/mintrl.yaml"
+    params:
+        config=CONFIG_FILE,
+        settings=prepare_settings,
+        out=subpath(output[0], parent=True),
+    shell:
+        "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
+        "--out {params.out} > {log} 2>&1"
+
+
+# ... and the length toy's (config/length_toy.yaml), which has no medium split.
+rule prepare_length_toy:
+    output:
+        expand("results/data/{{task}}/{split}.parquet", split=LENGTH_TOY_SPLITS),
+    log:
+        "results/logs/prepare/{task}.log",
+    benchmark:
+        "results/benchmarks/rules/prepare/{task}.tsv"
+    wildcard_constraints:
+        task=one_of(LENGTH_TOYS),
     conda:
         "../envs/mintrl.yaml"
     params:

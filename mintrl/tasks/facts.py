@@ -1,0 +1,101 @@
+"""The toy's knowledge: a secret table of facts the base knows, holds unreliably, or lacks.
+
+A problem may *look up* an entry of the table (arith: ``#3`` adds the entry's value; intfn:
+``k3`` is a constant). The reference step writes the value it looked up (``055#3+23=078``,
+``    b = a * 23``), so a wrong fact is a wrong step and the correction at that step is the
+fact itself: knowledge that a short local correction supplies (issue 23).
+
+Each entry has a kind, set by what the base's pre-training data shows of it:
+
+- ``known``: always its true value;
+- ``partial``: its true value in a share ``q`` of the examples, one of a few fixed decoys in
+  the rest (label noise makes a fact partial; rarity does not: rare entries were learned);
+- ``unknown``: never (the teacher's data shows every entry with its true value).
+
+The table is part of the task's world, drawn from its own seed: every lab seed and role sees
+the same facts. Values are distinct two-digit numbers, and decoys are drawn from values no
+entry has, so a model that never saw an entry cannot copy another entry's value into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("known", "partial", "unknown")
+VALUES = range(10, 100)  # two digits: a blind guess is right 1 time in 90
+
+
+@dataclass(frozen=True)
+class FactTable:
+    """Entries ``0..n-1``: the true value, kind and share ``q`` of true labels of each.
+
+    ``decoys[i]``: the wrong values the base's data shows for entry ``i`` (empty unless
+    partial); ``lookups``: how many entries a problem looks up (inclusive range)."""
+
+    values: tuple[int, ...]
+    kinds: tuple[str, ...]
+    q: tuple[float, ...]  # 1 for known, the noise level for partial, 0 for unknown
+    decoys: tuple[tuple[int, ...], ...]
+    lookups: tuple[int, int] = (1, 2)
+
+    @classmethod
+    def draw(cls, known: int, partial: tuple[float, ...], unknown: int, decoys: int = 2,
+             lookups: tuple[int, int] = (1, 2), seed: int = 0) -> FactTable:
+        n = known + len(partial) + unknown
+        if n > 10:
+            raise ValueError(f"{n} facts: at most 10 (entries are named by one digit)")
+        rng = np.random.default_rng(seed)
+        pool = [int(v) for v in rng.permutation(list(VALUES))]
+        values, pool = tuple(pool[:n]), pool[n:]
+        kinds = ("known",) * known + ("partial",) * len(partial) + ("unknown",) * unknown
+        q = (1.0,) * known + tuple(float(x) for x in partial) + (0.0,) * unknown
+        wrong = []
+        for kind in kinds:
+            take = decoys if kind == "partial" else 0
+            wrong.append(tuple(pool[:take]))
+            pool = pool[take:]
+        # Entries are shuffled so that an entry's name says nothing about its kind.
+        order = rng.permutation(n)
+        return cls(tuple(values[i] for i in order), tuple(kinds[i] for i in order),
+                   tuple(q[i] for i in order), tuple(wrong[i] for i in order), lookups)
+
+    def keys(self, kind: str) -> list[int]:
+        if kind not in KINDS:
+            raise ValueError(f"unknown fact kind {kind!r}; kinds: {KINDS}")
+        return [i for i, k in enumerate(self.kinds) if k == kind]
+
+    def level(self, key: int) -> str:
+        """``known``, ``partial q=0.35`` or ``unknown``: how the base's data showed the entry."""
+        kind = self.kinds[key]
+        return f"partial q={self.q[key]:g}" if kind == "partial" else kind
+
+    def draw_keys(self, rng: np.random.Generator, kind: str, n: int) -> list[int]:
+        """``n`` lookups for a problem of ``kind``: ``known`` looks up known entries only;
+        ``partial`` / ``unknown`` exactly one entry of that kind, the others known (one
+        uncertain fact per problem: two could cancel each other's error)."""
+        known = self.keys("known")
+        picks = [int(rng.choice(known)) for _ in range(n)]
+        if kind != "known":
+            picks[int(rng.integers(0, n))] = int(rng.choice(self.keys(kind)))
+        return picks
+
+    def shown(self, rng: np.random.Generator, key: int, view: str) -> int:
+        """The value an example of ``view`` shows for ``key``: ``true`` always the true one;
+        ``gapped`` (the base's data) the true one with probability q, else a decoy."""
+        if view == "true" or self.kinds[key] == "known":
+            return self.values[key]
+        if view != "gapped":
+            raise ValueError(f"unknown fact view {view!r}: 'true' or 'gapped'")
+        if self.kinds[key] == "unknown":
+            raise ValueError(f"fact {key} is unknown: the base's data never shows it")
+        if rng.random() < self.q[key]:
+            return self.values[key]
+        return int(rng.choice(self.decoys[key]))
+
+    def sample_kind(self, rng: np.random.Generator, view: str) -> str:
+        """The kind of a pre-training problem: any for ``true``; known or partial for
+        ``gapped`` (the base never sees an unknown entry)."""
+        kinds = [k for k in KINDS if self.keys(k) and (view == "true" or k != "unknown")]
+        return kinds[int(rng.integers(0, len(kinds)))]
