@@ -98,6 +98,32 @@ def by_fact_level(cfg, task_name: str, df) -> dict[str, float]:
     return {k: round(float(out[k]), 4) for k in order}
 
 
+PROBE = (("grpo", "medium"), ("opd", "hard"))  # on-policy RL has signal; distillation teaches
+
+
+def learnability(tasks) -> dict:
+    """Whether RL can learn on the toy: GRPO's and OPD's paired differences to the base on
+    medium and hard, from the main command's summary (results/summary/main/table_stats.csv);
+    empty before the main command's summary exists."""
+    import pandas as pd
+
+    path = RESULTS / "summary" / "main" / "table_stats.csv"
+    if not path.exists() or not tasks:
+        return {}
+    stats = pd.read_csv(path)
+    stats = stats[stats["metric"] == "pass@1"].set_index(["row", "benchmark"])
+    out = {"source": str(path), "tasks": {}}
+    for name in tasks:
+        cells = {}
+        for row, split in PROBE:
+            x = stats.loc[(row, f"{name}/{split}")]
+            cells[f"{row} {split}"] = {"delta": float(x["delta"]), "lo": float(x["delta_lo"]),
+                                       "hi": float(x["delta_hi"]), "pairs": int(x["seeds"])}
+        out["tasks"][name] = cells
+    out["iteration"] = load_config(RESULTS / "config" / "resolved.yaml").main_iterations
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default="config/config.yaml")
@@ -189,6 +215,18 @@ def main(argv: list[str] | None = None) -> None:
         for name, e in facts.items():
             extra.append(f"- {name}: " + ", ".join(
                 f"{k} {100 * v:.1f} %" for k, v in e["base_validation_pass@1_by_fact"].items()))
+    probe = learnability(facts)
+    if probe:
+        report["learnability"] = probe
+        extra += ["", f"Learnability (the main command's runs at iteration {probe['iteration']}, "
+                  "Pass@1 minus the base's, pp [95 % interval over problems]):", "",
+                  "| task | GRPO on medium | OPD on hard |", "|---|---:|---:|"]
+        for name, cells in probe["tasks"].items():
+            extra.append(f"| {name} | " + " | ".join(
+                f"{c['delta']:+.1f} [{c['lo']:.1f}, {c['hi']:.1f}]" for c in cells.values()) + " |")
+            for (row, split), c in zip(PROBE, cells.values(), strict=True):
+                checks.append((f"{name}: {row} lifts {split} by >= 10 pp, interval above 0",
+                               c["delta"] >= 10 and c["lo"] > 0))
     report["checks"] = {label: ok for label, ok in checks}
     out = RESULTS / "benchmarks"
     write_json(out / "toy_lab.json", report)
