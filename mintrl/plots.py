@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mintrl.io import atomic_path  # noqa: E402
+from mintrl.stats import benchmark_order  # noqa: E402
 
 # The paper's methods keep their colour in every figure; other rows take the palette in order.
 FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo": "#ff7f0e",
@@ -45,8 +46,7 @@ def row_colours(rows: list[str]) -> dict[str, str]:
 def plot_pass1(stats: pd.DataFrame, rows: list[str], out: Path) -> None:
     """Grouped bars: Pass@1 (%) per benchmark and row, with the bootstrap 95 % interval.
     ``stats``: the long Pass@1 table of mintrl.summarize.seed_table."""
-    benches = sorted(b for b in stats["benchmark"].unique() if b != "average")
-    benches += ["average"] if "average" in set(stats["benchmark"]) else []
+    benches = benchmark_order(stats["benchmark"].unique())
     rows = [r for r in rows if r in set(stats["row"])]
     colours = row_colours(rows)
     width = 0.8 / max(1, len(rows))
@@ -143,7 +143,7 @@ def plot_knobs(stats: pd.DataFrame, knobs: dict[str, dict[str, float]], out: Pat
     cell = stats.set_index(["row", "benchmark"])
     for ax, (knob, rows) in zip(axes[0], panels, strict=False):
         order = sorted(rows, key=rows.get)
-        for bench in sorted(stats["benchmark"].unique()):
+        for bench in benchmark_order(stats["benchmark"].unique()):
             pts = [(rows[r], cell.loc[(r, bench)]) for r in order if (r, bench) in cell.index]
             if not pts:
                 continue

@@ -1,5 +1,5 @@
 """Statistics of the results tables: mean ± std over seeds and a bootstrap interval over
-problems and seeds (pure functions of arrays)."""
+problems and seeds (pure functions of arrays), and the order of their columns."""
 
 from __future__ import annotations
 
@@ -31,3 +31,15 @@ def cell_stats(matrices: list[np.ndarray], n_boot: int = 1000, seed: int = 0,
     return {"mean": float(per_seed.mean()), "std": float(per_seed.std(ddof=1)) if s > 1 else 0.0,
             "lo": float(np.percentile(draws, tail)), "hi": float(np.percentile(draws, 100 - tail)),
             "seeds": s}
+
+
+SPLIT_ORDER = {"easy": 0, "medium": 1, "hard": 2}  # a toy's splits, easiest first
+
+
+def benchmark_order(benchmarks) -> list[str]:
+    """``<task>/<split>`` names by task, a toy's splits easiest first, then the others by
+    name; ``average`` last."""
+    def key(b: str):
+        task, _, split = b.partition("/")
+        return (b == "average", task, SPLIT_ORDER.get(split, len(SPLIT_ORDER)), split)
+    return sorted(benchmarks, key=key)

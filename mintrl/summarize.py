@@ -31,7 +31,7 @@ import pandas as pd
 from mintrl.io import atomic_path
 from mintrl.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
 from mintrl.runs import Run, split_lab_model
-from mintrl.stats import cell_stats
+from mintrl.stats import benchmark_order, cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
 SAMPLE_METRICS = {"pass@1": "reward", "strict": "strict", "step_accuracy": "step_accuracy"}
@@ -98,18 +98,6 @@ def problem_scores(evals: pd.DataFrame, row_of: dict[str, str],
         per["run"], per["row"], per["lab"] = run, row_of.get(run, run), lab_of.get(run, 0)
         parts.append(per)
     return pd.concat(parts, ignore_index=True)
-
-
-SPLIT_ORDER = {"easy": 0, "medium": 1, "hard": 2}  # a toy's splits, easiest first
-
-
-def benchmark_order(benchmarks) -> list[str]:
-    """``<task>/<split>`` names by task, a toy's splits easiest first, then the others by
-    name; ``average`` last."""
-    def key(b: str):
-        task, _, split = b.partition("/")
-        return (b == "average", task, SPLIT_ORDER.get(split, len(SPLIT_ORDER)), split)
-    return sorted(benchmarks, key=key)
 
 
 def trained_benchmarks(scores: pd.DataFrame, trained: set[str]) -> pd.DataFrame:

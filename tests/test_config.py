@@ -46,7 +46,8 @@ def test_a_fact_table_that_cannot_be_is_a_one_line_error_naming_its_key(change, 
 
 
 def test_gapped_facts_need_a_table():
-    data = yaml.safe_load(open("config/length_toy.yaml"))
+    with open("config/length_toy.yaml") as f:
+        data = yaml.safe_load(f)
     data["tasks"]["arith"]["base"]["facts"] = "gapped"
     with pytest.raises(ConfigError, match="`facts: gapped` needs the task's `facts` table"):
         parse_config(data, "length_toy.yaml")

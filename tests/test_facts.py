@@ -115,3 +115,22 @@ def test_the_bases_data_writes_partial_facts_with_noise_and_keeps_the_chain_cons
 def test_the_length_toy_draws_no_facts():
     p = get_task("arith").sample(np.random.default_rng(0), 4)
     assert "facts" not in p.spec and "#" not in p.prompt
+
+
+def test_the_bases_pretraining_data_never_shows_an_unknown_fact_and_the_teachers_does():
+    from mintrl.config import load_config
+    from mintrl.pretrain import sample_examples
+
+    spec = load_config("config/config.yaml").tasks["arith"]
+    unknown = [f"#{k}" for k in TABLE.keys("unknown")]
+    seen = {}
+    for role in ("base", "teacher"):
+        prompts, responses = sample_examples(get_task("arith"), getattr(spec, role),
+                                             np.random.default_rng(0), 600, set(), TABLE)
+        seen[role] = sum(any(u in p for u in unknown) for p in prompts)
+        if role == "base":  # a partial fact's decoys appear, its true value too
+            text = "".join(responses)
+            for key in TABLE.keys("partial"):
+                assert f"#{key}+{TABLE.values[key]}=" in text
+                assert any(f"#{key}+{d}=" in text for d in TABLE.decoys[key])
+    assert seen["base"] == 0 and seen["teacher"] > 50

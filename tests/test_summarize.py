@@ -209,3 +209,12 @@ def test_lab_models_are_rows_of_their_role_and_one_pair_is_said_so(tmp_path):
     md = table_markdown(stats, ["base", "grpo-s0", "teacher"])
     assert "pairs per row: base 1, grpo-s0 1, teacher 1." in md  # the main command's table
     assert "| teacher | +50.0 ± 0.0" in md and "| base | +" not in md
+
+
+def test_a_toys_columns_read_easy_medium_hard_and_the_average_comes_last():
+    from mintrl.stats import benchmark_order
+
+    got = benchmark_order(["average", "intfn/hard", "arith/medium", "arith/hard", "arith/easy",
+                           "intfn/easy", "intfn/medium", "code/mbpp_plus", "code/humaneval"])
+    assert got == ["arith/easy", "arith/medium", "arith/hard", "code/humaneval",
+                   "code/mbpp_plus", "intfn/easy", "intfn/medium", "intfn/hard", "average"]

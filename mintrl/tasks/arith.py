@@ -14,9 +14,9 @@ With a fact table (``mintrl.tasks.facts``), an operation ``#e`` adds the value o
 which the step writes before it computes (``055#3+23=078``): the fact is part of the step, so
 the earliest wrong fact is the earliest wrong step and its correction carries the fact.
 
-Every operation (the fact toy's additions included) is a bijection of Z/1000 (+d, -d with d in 1..9; *d with d in {3, 7, 9},
-which are prime to 1000), so a chain with a single wrong step always ends on a wrong answer,
-and skipped steps scramble the result: the base's wrong chains on the hard split hit the
+Every operation is a bijection of Z/1000 (+d, -d with d in 1..9, a fact's +NN; *d with d in
+{3, 7, 9}, which are prime to 1000), so a chain with a single wrong step always ends on a wrong
+answer, and skipped steps scramble the result: the base's wrong chains on the hard split hit the
 right answer 0.19 % of the time (with a two-digit register it was 1.2 %, so Pass@1
 measured luck). Values are zero-padded so that digits line up.
 """
