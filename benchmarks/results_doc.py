@@ -29,14 +29,21 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "and the first pins' measurement (MKL at AVX2) on an AMD EPYC, kept for the record: its "
      "pinned digests are not those an Intel Xeon computes with the same pins.",
      ["cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md"]),
+    ("The toy lab: a gap of knowledge",
+     "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
+     "with label noise, or never saw, at the same problem lengths for every split. "
+     "`toy_lab.md` checks the lab against its targets after the main command; "
+     "`learnability.md` runs GRPO and OPD from the base for longer than the main command.",
+     ["toy_lab.md", "learnability.md"]),
     ("The main command",
-     "`main_table.md` is the main command with today's CPU pins (MKL at its COMPATIBLE "
-     "branch) on an Intel Xeon, on one (lab seed, RL seed) pair; `pair_spread.md` says how far "
-     "another pair moved each cell (first pins). The older files were measured with the first "
-     "pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, with the native kernels of "
-     "the machine they ran on, and are kept for the record.",
-     ["main_table.md", "pair_spread.md", "main_table_epyc_avx2_pins.md",
-      "main_table_native_1f5d6b0.md",
+     "`main_table.md` is the main command on the fact toy, on one (lab seed, RL seed) pair. "
+     "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "
+     "cliff): `main_table_length_toy.md` with today's CPU pins on an Intel Xeon, "
+     "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
+     "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
+     "record.",
+     ["main_table.md", "main_table_length_toy.md", "pair_spread.md",
+      "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
