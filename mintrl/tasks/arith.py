@@ -75,16 +75,10 @@ def lookups(rng: np.random.Generator, ops: list, facts: FactTable | None, kind: 
     and the value each looked-up entry shows in this problem's solution."""
     if facts is None:
         return {}, {}
-    lo, hi = facts.lookups
-    n = min(len(ops), int(rng.integers(lo, hi + 1)))
-    keys = facts.draw_keys(rng, kind, n)
-    where = sorted(int(i) for i in rng.choice(len(ops), size=n, replace=False))
-    shown: dict[int, int] = {}
-    for i, key in zip(where, keys, strict=True):
+    placed, shown = facts.place(rng, len(ops), kind, view)
+    for i, key in placed:
         ops[i] = ("#", key)
-        if key not in shown:  # an entry shows one value throughout a solution
-            shown[key] = facts.shown(rng, key, view)
-    return {"facts": {"kind": kind, "keys": keys}}, shown
+    return {"facts": {"kind": kind, "keys": [key for _, key in placed]}}, shown
 
 
 class ArithTask:

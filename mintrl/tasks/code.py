@@ -123,16 +123,10 @@ def constants(rng: np.random.Generator, ops: list, facts: FactTable | None, kind
     in this problem's solution (as ``mintrl.tasks.arith.lookups``)."""
     if facts is None:
         return {}, {}
-    lo, hi = facts.lookups
-    n = min(len(ops), int(rng.integers(lo, hi + 1)))
-    keys = facts.draw_keys(rng, kind, n)
-    where = sorted(int(i) for i in rng.choice(len(ops), size=n, replace=False))
-    shown: dict[int, int] = {}
-    for i, key in zip(where, keys, strict=True):
+    placed, shown = facts.place(rng, len(ops), kind, view)
+    for i, key in placed:
         ops[i] = (ops[i][0], f"k{key}")
-        if key not in shown:
-            shown[key] = facts.shown(rng, key, view)
-    return {"facts": {"kind": kind, "keys": keys}}, shown
+    return {"facts": {"kind": kind, "keys": [key for _, key in placed]}}, shown
 
 
 class CodeTask:

@@ -94,6 +94,21 @@ class FactTable:
             return self.values[key]
         return int(rng.choice(self.decoys[key]))
 
+    def place(self, rng: np.random.Generator, n_ops: int, kind: str,
+              view: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
+        """The lookups of a problem of ``kind`` with ``n_ops`` operation steps: (step index,
+        entry) pairs in step order, and the value each entry shows in the problem's solution
+        under ``view`` (one value per entry, however often it is looked up)."""
+        lo, hi = self.lookups
+        n = min(n_ops, int(rng.integers(lo, hi + 1)))
+        keys = self.draw_keys(rng, kind, n)
+        where = sorted(int(i) for i in rng.choice(n_ops, size=n, replace=False))
+        shown: dict[int, int] = {}
+        for key in keys:
+            if key not in shown:
+                shown[key] = self.shown(rng, key, view)
+        return list(zip(where, keys, strict=True)), shown
+
     def sample_kind(self, rng: np.random.Generator, view: str) -> str:
         """The kind of a pre-training problem: any for ``true``; known or partial for
         ``gapped`` (the base never sees an unknown entry)."""
