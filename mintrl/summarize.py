@@ -319,9 +319,8 @@ def main(argv: list[str] | None = None) -> None:
     pass1 = stats[stats["metric"] == "pass@1"]
     table = pass1.pivot(index="row", columns="benchmark", values="mean")
     table = table.loc[[r for r in rows if r in table.index]
-                      + sorted(set(table.index) - set(rows))].round(1)
-    if "average" in table:
-        table = table[[c for c in table.columns if c != "average"] + ["average"]]
+                      + sorted(set(table.index) - set(rows)), benchmark_order(table.columns)]
+    table = table.round(1)
     iters = iteration_records(args.segments)
     with atomic_path(args.out / "table.csv") as tmp:
         table.to_csv(tmp)

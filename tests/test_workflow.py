@@ -45,7 +45,9 @@ def test_main_job_evaluates_base_and_teacher_of_each_task(finished_run):
         for role in ("base", "teacher"):
             metrics = json.loads(
                 (finished_run / f"results/eval/lab/{task}/{role}/metrics.json").read_text())
-            assert set(metrics["splits"]) == {"easy", "hard"}
+            # arith is the fact toy (split by the facts a problem looks up), intfn the length toy
+            want = {"easy", "medium", "hard"} if task == "arith" else {"easy", "hard"}
+            assert set(metrics["splits"]) == want
             assert (finished_run / f"results/models/{task}/{role}/config.json").exists()
             assert (finished_run / f"results/logs/pretrain/{task}_{role}.log").exists()
 
@@ -70,8 +72,8 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
     assert list(table.index) == ["base", "grpo", "mintrl-proxy", "sft-grpo", "opd", "mentor",
                                  "teacher"]
     assert "Strict correctness" in (finished_run / "results/summary/main/quality.md").read_text()
-    assert list(table.columns) == ["arith/easy", "arith/hard", "intfn/easy", "intfn/hard",
-                                   "average"]
+    assert list(table.columns) == ["arith/easy", "arith/medium", "arith/hard", "intfn/easy",
+                                   "intfn/hard", "average"]
     assert (finished_run / "results" / "summary" / "main" / "reward.png").stat().st_size > 0
 
 
