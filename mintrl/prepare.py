@@ -65,7 +65,7 @@ def draw_splits(task: Task, spec: TaskSpec, seed: int) -> dict[str, list[Problem
             if tries > 100 * want:
                 raise ValueError(f"task {task.name}: cannot draw {want} distinct {split} problems")
             k = int(rng.integers(r.lo, r.hi + 1))
-            p = task.sample(rng, k, table, kinds[len(rows)]) if table else task.sample(rng, k)
+            p = task.sample(rng, k, table, kinds[len(rows)])
             if p.prompt not in seen:
                 seen.add(p.prompt)
                 rows.append(p)

@@ -84,10 +84,8 @@ def sample_examples(
     prompts, responses = [], []
     while len(prompts) < n:
         k = int(rng.integers(spec.difficulties.lo, spec.difficulties.hi + 1))
-        if facts is None:
-            problem = task.sample(rng, k)
-        else:
-            problem = task.sample(rng, k, facts, facts.sample_kind(rng, spec.facts), spec.facts)
+        kind = facts.sample_kind(rng, spec.facts) if facts is not None else "known"
+        problem = task.sample(rng, k, facts, kind, spec.facts)
         if problem.prompt in exclude:
             continue
         privileged = rng.random() < spec.privileged_fraction

@@ -96,12 +96,12 @@ class ArithTask:
         kinds = "+-*" if self.mul_operands and facts is None else "+-"
         ops: list[tuple[str, int]] = []
         for _ in range(difficulty):
-            kind_ = kinds[int(rng.integers(0, len(kinds)))]
-            if kind_ == "*":
+            op = kinds[int(rng.integers(0, len(kinds)))]
+            if op == "*":
                 d = int(rng.choice(self.mul_operands))
             else:
                 d = int(rng.integers(1, self.add_max + 1))
-            ops.append((kind_, d))
+            ops.append((op, d))
         spec_facts, shown = lookups(rng, ops, facts, kind, view)
         steps, final = solve(start, ops, self.mod, shown)
         width = len(str(self.mod - 1))

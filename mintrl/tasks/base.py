@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mintrl.steps import step_texts
+from mintrl.tasks.facts import FactTable
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,10 @@ class Task(Protocol):
     name: str
     has_oracle: bool  # whether ``oracle`` grades steps (toy tasks) or raises (dataset tasks)
 
-    def sample(self, rng: np.random.Generator, difficulty: int) -> Problem:
-        """Draw one problem with ``difficulty`` operation steps."""
+    def sample(self, rng: np.random.Generator, difficulty: int, facts: FactTable | None = None,
+               kind: str = "known", view: str = "true") -> Problem:
+        """Draw one problem with ``difficulty`` operation steps; with a fact table, some look
+        up entries of ``kind`` (``FactTable.draw_keys``), written as ``view`` shows them."""
 
     def privileged_prompt(self, problem: Problem) -> str:
         """The prompt with the reference solution attached (for self-intervention)."""
