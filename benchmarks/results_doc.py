@@ -33,8 +33,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
      "with label noise, or never saw, at the same problem lengths for every split. "
      "`toy_lab.md` checks the lab against its targets after the main command; "
-     "`learnability.md` runs GRPO and OPD from the base for longer than the main command.",
-     ["toy_lab.md", "learnability.md"]),
+     "`learnability.md` runs GRPO and OPD from the base for longer than the main command; "
+     "`opd_support_arith.md` shows, digit by digit, why OPD does not learn the hard split.",
+     ["toy_lab.md", "learnability.md", "opd_support_arith.md"]),
     ("The main command",
      "`main_table.md` is the main command on the fact toy, on one (lab seed, RL seed) pair. "
      "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "

@@ -45,9 +45,11 @@ def problems_of(task_name: str, split: str) -> list[Problem]:
     return [Problem.from_row(r) for r in rows]
 
 
-def knowledge_gap(engine, tok, task_name: str, n: int = 200) -> dict[str, float]:
+def knowledge_gap(engine, tok, task_name: str) -> dict[str, float]:
     """Mean per-token log-prob, under the base, of (a) its own sampled tokens on hard problems
-    and (b) the reference correction written at its first wrong step (what the teacher says)."""
+    and (b) the reference correction written at its first wrong step (what the teacher says).
+    Every sample of the split is scored: the samples are stored problem by problem, so a
+    prefix of them would cover a few problems (200 samples: 7 of 100)."""
     model = engine.model
     task = get_task(task_name)
     problems = {p.id: p for p in problems_of(task_name, "hard")}
@@ -55,8 +57,6 @@ def knowledge_gap(engine, tok, task_name: str, n: int = 200) -> dict[str, float]
     samples = samples[samples["split"] == "hard"]
     own_p, own_r, fix_p, fix_r = [], [], [], []
     for row in samples.itertuples():
-        if len(fix_p) >= n:
-            break
         p = problems[row.problem_id]
         prompt_ids = tok(p.prompt, add_special_tokens=False)["input_ids"]
         own_p.append(prompt_ids)
