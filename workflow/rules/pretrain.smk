@@ -16,6 +16,9 @@ rule pretrain:
     conda:
         "../envs/mintrl.yaml"
     threads: pretrain_threads
+    # The lab first: every later job waits on a model, and a pre-training left for last
+    # runs alone on one core while the other idles.
+    priority: 10
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
@@ -45,6 +48,9 @@ rule pretrain_lab:
     conda:
         "../envs/mintrl.yaml"
     threads: pretrain_threads
+    # The lab first: every later job waits on a model, and a pre-training left for last
+    # runs alone on one core while the other idles.
+    priority: 10
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
