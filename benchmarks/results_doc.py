@@ -34,8 +34,10 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "with label noise, or never saw, at the same problem lengths for every split. "
      "`toy_lab.md` checks the lab against its targets after the main command; "
      "`learnability.md` runs GRPO and OPD from the base for longer than the main command; "
-     "`opd_support_arith.md` shows, digit by digit, why OPD does not learn the hard split.",
-     ["toy_lab.md", "learnability.md", "opd_support_arith.md"]),
+     "`opd_support_arith.md` shows, digit by digit, why OPD does not learn the hard split; "
+     "`toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in which it does.",
+     ["toy_lab.md", "learnability.md", "opd_support_arith.md",
+      "toy_broad_prior_prototype.md"]),
     ("The main command",
      "`main_table.md` is the main command on the fact toy, on one (lab seed, RL seed) pair. "
      "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "
