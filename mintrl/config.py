@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from mintrl.io import atomic_path
+from mintrl.methods import POST_PHASE, get_method
 
 
 class Strict(BaseModel):
@@ -390,10 +391,6 @@ class SFTSpec(Strict):
         return self
 
 
-# Methods whose teacher phase writes semi-on-policy rollouts (judge + intervener)
-SEMI_ON_POLICY = ("mintrl", "corrections_only")
-
-
 class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
@@ -515,18 +512,21 @@ class RunSpec(Strict):
     def _batches(self) -> RunSpec:
         if self.minibatch_size % self.micro_batch_size:
             raise ValueError("minibatch_size must be a multiple of micro_batch_size")
-        if self.method == "mentor" and self.engine == "vllm":
+        method = get_method(self.method)
+        mixes = method.phase is not None and method.phase.rollout == "mixed-policy"
+        if mixes and self.engine == "vllm":
             raise ValueError("engine: MENTOR mixes the policy's and the teacher's distributions "
                              "token by token in one decode loop: use engine: transformers")
-        if self.teacher_engine == "vllm" and (self.method in ("opd", "mentor") or (
-                self.method in SEMI_ON_POLICY and self.judge == "likelihood")):
+        judged = method.phase is not None and method.phase.judge
+        if self.teacher_engine == "vllm" and (method.scores_tokens or (
+                judged and self.judge == "likelihood")):
             raise ValueError("teacher_engine: vllm serves a teacher that writes text (MInTRL's "
                              "chat judge and interveners); OPD, MENTOR and the likelihood judge "
                              "score tokens with its model: use teacher_engine: transformers")
         if self.generation_cache == "static" and self.engine != "transformers":
             raise ValueError("generation_cache: 'static' is the transformers engine's cache; "
                              f"engine: {self.engine} manages its own")
-        if self.method == "mentor" and self.n_guided >= self.group_size:
+        if mixes and self.n_guided >= self.group_size:
             raise ValueError(f"n_guided ({self.n_guided}) must be below group_size "
                              f"({self.group_size}): MENTOR's advantages need on-policy samples")
         return self
@@ -534,29 +534,27 @@ class RunSpec(Strict):
     @property
     def phase_end(self) -> int:
         """Last iteration of the teacher phase (MInTRL, MENTOR); 0 for other methods."""
-        if self.method not in (*SEMI_ON_POLICY, "mentor"):
+        if get_method(self.method).phase is None:
             return 0
         return min(self.iterations, self.intervention_iterations)
 
     @property
     def rollouts_per_prompt(self) -> int:
         """The rollout budget per prompt and iteration."""
-        return self.n_semi + self.n_control if self.method in SEMI_ON_POLICY else self.group_size
+        phase = get_method(self.method).phase
+        return self.n_semi + self.n_control if phase and phase.judge else self.group_size
 
     def objective_at(self, iteration: int) -> str:
         """Registered objective (mintrl.objectives) used at ``iteration``."""
-        if self.method in SEMI_ON_POLICY:
-            if iteration > self.phase_end:
-                return self.post_phase_objective
-            return "regression" if self.method == "mintrl" else "corrections"
-        if self.method == "mentor":
-            return "mentor" if iteration <= self.phase_end else "grpo"
-        return {"grpo": "grpo", "sft_grpo": "grpo", "opd": "opd"}[self.method]
+        method = get_method(self.method)
+        if iteration <= self.phase_end:
+            return method.phase.objective
+        return self.post_phase_objective if method.objective == POST_PHASE else method.objective
 
     def rollout_mode_at(self, iteration: int) -> str:
         """Registered rollout mode (mintrl.rollout) used at ``iteration``."""
         if iteration <= self.phase_end:
-            return "mixed-policy" if self.method == "mentor" else "semi-on-policy"
+            return get_method(self.method).phase.rollout
         return "on-policy"
 
     def guided_weight(self, iteration: int) -> float:
@@ -570,13 +568,14 @@ class RunSpec(Strict):
         """Whether a segment starting at ``first_iteration`` loads the teacher: OPD always;
         MInTRL (unless it intervenes with itself under the oracle judge) and MENTOR while
         their teacher phase lasts. SFT+GRPO uses it only in its SFT stage."""
-        if self.method == "opd":
+        method = get_method(self.method)
+        if method.teacher_always:
             return True
         if first_iteration > self.phase_end:
             return False
-        if self.method in SEMI_ON_POLICY:
+        if method.phase.judge:
             return self.intervener != "self" or self.judge != "oracle"
-        return self.method == "mentor"
+        return True
 
 
 class RunEntry(Strict):

@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mintrl.config import SEMI_ON_POLICY, Config, ConfigError, RunEntry, RunSpec, load_config
+from mintrl.config import Config, ConfigError, RunEntry, RunSpec, load_config
+from mintrl.methods import get_method
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,8 @@ def _check_task_fit(spec: RunSpec, task: str, cfg: Config, i: int, source: str) 
     solution to give a self-intervener."""
     if cfg.tasks[task].kind != "dataset":
         return
-    uses_judge = spec.method in SEMI_ON_POLICY
+    phase = get_method(spec.method).phase
+    uses_judge = phase is not None and phase.judge
     if uses_judge and spec.judge == "oracle":
         raise ConfigError(f"invalid config {source}:\n  runs.{i}.overrides.judge: task {task!r} "
                           "reads its problems from datasets and has no step oracle; use "
@@ -200,7 +202,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
         tuned = cfg.tuned.get(row, {}) if entry.group == "main" else {}
         own = _nest({**entry.overrides, **tuned}) | {"method": entry.method}
         spec = _validated(_merge(base, own), i, source)
-        has_phase = spec.method in (*SEMI_ON_POLICY, "mentor")
+        has_phase = get_method(spec.method).phase is not None
         if has_phase and entry.group != "tune" and spec.intervention_iterations > spec.iterations:
             # A tuning run stops early on purpose; any other run would never leave its phase.
             key = (f"runs.{i}.overrides.intervention_iterations" if "intervention_iterations"

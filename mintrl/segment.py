@@ -39,6 +39,7 @@ from mintrl.inspector import write_inspector  # noqa: E402
 from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
 from mintrl.io import read_table, write_json, write_table  # noqa: E402
 from mintrl.judges import NoisyJudge, make_judge  # noqa: E402
+from mintrl.methods import get_method  # noqa: E402
 from mintrl.progress import progress  # noqa: E402
 from mintrl.rollout import (  # noqa: E402
     iteration_rollouts,
@@ -188,7 +189,7 @@ def load_teacher(spec, args, tokenizer, first: int, gpu_memory: float):
     teacher, tok = load_engine(spec.teacher_engine, str(args.teacher), batch_size=512,
                                device=args.device, tensor_parallel_size=args.tensor_parallel,
                                gpu_memory=gpu_memory)
-    if spec.method in ("opd", "mentor"):
+    if get_method(spec.method).scores_tokens:
         shared_vocab_check(tokenizer, tok, spec.method)
     if hasattr(teacher, "model"):
         teacher.model.eval()
@@ -280,7 +281,7 @@ def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_mo
     c = const_c(spec, args.root) if objective == "regression" else None
     # the teacher scores the sampled tokens: OPD's advantages, and the teacher-vs-policy KL
     # that OPD and MENTOR log
-    scorer = teacher.model if teacher and spec.method in ("opd", "mentor") else None
+    scorer = teacher.model if teacher and get_method(spec.method).scores_tokens else None
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, it, 2), args.device, ref_model, c,
                             teacher_model=scorer, iteration=it)

@@ -5,6 +5,7 @@ from snakemake.utils import validate
 
 from mintrl.config import parse_config, write_resolved_config
 from mintrl.cpu_numerics import kernels
+from mintrl.methods import get_method
 from mintrl.runs import (
     ROLES,
     RUN_LENGTH_KEYS,
@@ -240,7 +241,7 @@ def _is_kept(run, it):
 def checkpoint_dir(task, run, it):
     """Model after iteration `it`: kept (evaluated or final) or a temporary hand-off."""
     if int(it) == 0:
-        if run in RUNS and RUNS[run].spec.method == "sft_grpo":  # GRPO starts from its SFT
+        if run in RUNS and get_method(RUNS[run].spec.method).sft_start:  # RL from its SFT
             return f"results/runs/{task}/{run}/sft/model"
         return run_model(task, run, "base")
     if _is_kept(run, it):
@@ -337,7 +338,7 @@ def run_segment_metrics(wildcards):
 def run_sft_metrics(wildcards):
     """SFT+GRPO's SFT stage metrics (its compute), logged with the run."""
     run = RUNS.get(wildcards.tracked)
-    if run is None or run.spec.method != "sft_grpo":
+    if run is None or not get_method(run.spec.method).sft_start:
         return []
     return [f"results/runs/{t}/{wildcards.tracked}/sft/metrics.json" for t in run.tasks]
 

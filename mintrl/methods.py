@@ -1,0 +1,60 @@
+"""What each method is (DESIGN.md §1.2-1.3): one entry per method, read by everything that
+would otherwise ask for a method by name.
+
+A method is a rollout mode and an objective per phase. The teacher phase (iterations
+1..T_I, ``RunSpec.intervention_iterations``) exists only for methods that declare one; after
+it, or for a method without one, every rollout is on-policy and the method's ``objective``
+trains (MInTRL and its control: the run's ``post_phase_objective``). Rollout modes are
+registered in ``mintrl.rollout``, objectives in ``mintrl.objectives``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The run's own ``post_phase_objective`` (regression by default, grpo allowed), not a fixed one
+POST_PHASE = "post_phase_objective"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The teacher phase: the rollout mode and objective of iterations 1..T_I."""
+
+    rollout: str
+    objective: str
+    judge: bool = False  # a judge reviews and an intervener corrects (MInTRL's Algorithm 2.1)
+
+
+@dataclass(frozen=True)
+class Method:
+    """``objective``: trains every on-policy iteration (after the phase, or always);
+    ``phase``: the teacher phase, None for none; ``teacher_always``: the teacher is loaded
+    at every iteration (OPD), not only in the phase; ``scores_tokens``: the teacher scores the
+    policy's sampled tokens (a shared vocabulary, a transformers teacher); ``sft_start``: RL
+    starts from an SFT of the base on the teacher's trajectories."""
+
+    objective: str
+    phase: Phase | None = None
+    teacher_always: bool = False
+    scores_tokens: bool = False
+    sft_start: bool = False
+
+
+METHODS: dict[str, Method] = {
+    "grpo": Method(objective="grpo"),
+    "sft_grpo": Method(objective="grpo", sft_start=True),
+    "opd": Method(objective="opd", teacher_always=True, scores_tokens=True),
+    "mentor": Method(objective="grpo", phase=Phase("mixed-policy", "mentor"),
+                     scores_tokens=True),
+    "mintrl": Method(objective=POST_PHASE,
+                     phase=Phase("semi-on-policy", "regression", judge=True)),
+    # a control: MInTRL's rollouts, next-token training on the intervention tokens only
+    "corrections_only": Method(objective=POST_PHASE,
+                               phase=Phase("semi-on-policy", "corrections", judge=True)),
+}
+
+
+def get_method(name: str) -> Method:
+    if name not in METHODS:
+        raise KeyError(f"unknown method {name!r}; methods: {sorted(METHODS)}")
+    return METHODS[name]
