@@ -13,12 +13,12 @@ rule pretrain:
     wildcard_constraints:
         task=one_of(TOY_TASKS),
         role=one_of(ROLES),
-    conda:
-        "../envs/mintrl.yaml"
-    threads: pretrain_threads
     # The lab first: every later job waits on a model, and a pre-training left for last
     # runs alone on one core while the other idles.
     priority: 10
+    conda:
+        "../envs/mintrl.yaml"
+    threads: pretrain_threads
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
@@ -45,12 +45,12 @@ rule pretrain_lab:
     wildcard_constraints:
         task=one_of(TOY_TASKS),
         role=one_of(LATER_LAB_MODELS),
-    conda:
-        "../envs/mintrl.yaml"
-    threads: pretrain_threads
     # The lab first: every later job waits on a model, and a pre-training left for last
     # runs alone on one core while the other idles.
     priority: 10
+    conda:
+        "../envs/mintrl.yaml"
+    threads: pretrain_threads
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
