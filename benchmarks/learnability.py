@@ -44,6 +44,19 @@ def scratch_lab(work: Path) -> None:
                         dirs_exist_ok=True)
 
 
+def run_in_scratch(work: Path, config: Path, targets: list[str], iterations: int,
+                   cores: int) -> None:
+    """Snakemake ``targets`` in the scratch lab ``work`` (made by ``scratch_lab``), with the
+    main table's runs continued to ``iterations``."""
+    # targets first: --config and --rerun-triggers take every word that follows them
+    cmd = [sys.executable, "-m", "snakemake", *targets, "-s",
+           str(ROOT / "workflow" / "Snakefile"), "--directory", str(work),
+           "--configfile", str(config.resolve()), "--cores", str(cores),
+           "--rerun-triggers", "mtime", "--config", f"main_iterations={iterations}"]
+    print("[scratch lab]", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
 def paired(base: pd.DataFrame, run: pd.DataFrame, split: str) -> dict[str, float]:
     """Pass@1 of ``run`` minus ``base`` on ``split`` in pp: per-problem mean rewards paired by
     problem, bootstrap interval over problems."""
@@ -72,14 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     scratch_lab(args.work)
     targets = [f"results/eval/{t}/{r}/iter_{args.iterations}/metrics.json"
                for t in tasks for r in runs.values()]
-    # targets first: --config and --rerun-triggers take every word that follows them
-    cmd = [sys.executable, "-m", "snakemake", *targets, "-s",
-           str(ROOT / "workflow" / "Snakefile"), "--directory", str(args.work),
-           "--configfile", str(Path(args.config).resolve()), "--cores", str(args.cores),
-           "--rerun-triggers", "mtime", "--config", f"main_iterations={args.iterations}"]
-    print("[learnability]", " ".join(cmd), flush=True)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    run_in_scratch(args.work, Path(args.config), targets, args.iterations, args.cores)
     seconds = time.perf_counter() - t0
     report = {"date": time.strftime("%Y-%m-%d"), "iterations": args.iterations,
               "seconds": seconds, "command": f"python benchmarks/learnability.py --iterations "

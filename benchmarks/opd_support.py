@@ -20,15 +20,13 @@ import mintrl  # noqa: F401
 
 # isort: split
 import argparse
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import torch
 import yaml
-from learnability import ROOT, paired, scratch_lab
+from learnability import paired, run_in_scratch, scratch_lab
 
 from mintrl.config import load_config
 from mintrl.engine import load_engine
@@ -77,12 +75,7 @@ def run_opd(args, lr: float, work: Path) -> None:
     (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     scratch_lab(work)
     target = f"results/eval/{args.task}/opd-s0/iter_{args.iterations}/metrics.json"
-    cmd = [sys.executable, "-m", "snakemake", target, "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(work), "--configfile", str((work / "config.yaml").resolve()),
-           "--cores", str(args.cores), "--rerun-triggers", "mtime",
-           "--config", f"main_iterations={args.iterations}"]
-    print("[opd_support]", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True)
+    run_in_scratch(work, work / "config.yaml", [target], args.iterations, args.cores)
 
 
 def main(argv: list[str] | None = None) -> None:
