@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from mintrl.io import atomic_path
-from mintrl.methods import POST_PHASE, get_method
+from mintrl.methods import METHODS, POST_PHASE, get_method
 
 
 class Strict(BaseModel):
@@ -394,8 +394,9 @@ class SFTSpec(Strict):
 class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
-    method: Literal["grpo", "mintrl", "sft_grpo", "opd", "mentor", "corrections_only"] = Field(
-        "grpo", description="Algorithm (DESIGN.md §1.3): 'grpo' (on-policy groups, clipped "
+    method: str = Field(
+        "grpo", description="Algorithm, a name in `mintrl.methods.METHODS` (DESIGN.md §1.3): "
+        "'grpo' (on-policy groups, clipped "
         "surrogate); 'mintrl' (semi-on-policy + control rollouts, advantage regression); "
         "'sft_grpo' (SFT on the teacher's trajectories, then GRPO); 'opd' (on-policy "
         "distillation, reverse KL to the teacher); 'mentor' (teacher-mixed sampling at "
@@ -507,6 +508,13 @@ class RunSpec(Strict):
     deepspeed: DeepSpeedSpec = Field(default_factory=DeepSpeedSpec, description="DeepSpeed.")
     tasks: list[str] | None = Field(
         None, description="Tasks this run trains on (one policy per task); default: all.")
+
+    @field_validator("method")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; methods: {sorted(METHODS)}")
+        return name
 
     @model_validator(mode="after")
     def _batches(self) -> RunSpec:

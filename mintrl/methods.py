@@ -54,6 +54,15 @@ METHODS: dict[str, Method] = {
 }
 
 
+def register_method(name: str, method: Method) -> Method:
+    """Add a method to the table (a new method's module calls this; its objective and
+    rollout modes are registered the same way). A taken name is an error."""
+    if name in METHODS:
+        raise ValueError(f"method {name!r} is already registered")
+    METHODS[name] = method
+    return method
+
+
 def get_method(name: str) -> Method:
     if name not in METHODS:
         raise KeyError(f"unknown method {name!r}; methods: {sorted(METHODS)}")

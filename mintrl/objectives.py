@@ -1,17 +1,27 @@
-"""Training objectives: pure functions of tensors, registered by name (DESIGN.md §1.2–1.3).
+"""Training objectives (DESIGN.md §1.2–1.3): pure functions of tensors, and the one interface
+the trainer calls them through.
 
-Each takes per-token tensors of one micro-batch and returns ``(loss, stats)``; the trainer
-owns models, batching and the optimizer. Shapes: B sequences, T response positions.
+Each pure function takes per-token tensors of one micro-batch and returns ``(loss, stats)``;
+the trainer owns models, batching and the optimizer. Shapes: B sequences, T response
+positions. Each is registered by name as an :class:`Objective`: the inputs it needs (a
+subset of :class:`LossInputs`), what its loss averages over, and one call
+``objective.loss(inputs, spec)``, so the trainer prepares only what is needed and calls
+every objective the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
 import torch
 
 from mintrl.registry import Registry
+from mintrl.train_targets import control_value_targets, group_advantages, guided_advantages
 
 OBJECTIVES = Registry("objective")
-register_objective = OBJECTIVES.register
 get_objective = OBJECTIVES.lookup
 
 
@@ -19,7 +29,6 @@ def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask).sum()
 
 
-@register_objective("grpo")
 def grpo_loss(
     logprobs: torch.Tensor,
     old_logprobs: torch.Tensor,
@@ -64,7 +73,6 @@ def grpo_loss(
     return loss, stats
 
 
-@register_objective("regression")
 def advantage_regression_loss(
     seq_logprobs: torch.Tensor,
     anchor_logprobs: torch.Tensor,
@@ -89,12 +97,6 @@ def advantage_regression_loss(
     return loss, {"residual_abs": float(residual.detach().abs().sum())}
 
 
-# MENTOR's loss is GRPO's clipped surrogate; what differs is its advantages (guided samples get
-# only positive, decaying ones: mintrl.advantages.mentor_advantages).
-register_objective("mentor")(grpo_loss)
-
-
-@register_objective("opd")
 def opd_loss(
     logprobs: torch.Tensor,
     old_logprobs: torch.Tensor,
@@ -128,7 +130,6 @@ def opd_loss(
     return loss, stats
 
 
-@register_objective("sft")
 def sft_loss(
     logprobs: torch.Tensor, mask: torch.Tensor, *, token_total: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -143,7 +144,6 @@ def sft_loss(
     return loss, {"nll_sum": float(-masked_sum(logprobs.detach(), mask))}
 
 
-@register_objective("corrections")
 def corrections_loss(
     logprobs: torch.Tensor, intervention: torch.Tensor, *, token_total: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -152,3 +152,93 @@ def corrections_loss(
     copied the corrections. logprobs, intervention (1 at tokens an intervener wrote): (B, T);
     ``token_total``: the minibatch's intervention tokens."""
     return sft_loss(logprobs, intervention, token_total=token_total)
+
+
+# --- the interface: one input type, one call --------------------------------------------
+
+LOSS_INPUTS = frozenset({"old_logprobs", "ref_logprobs", "teacher_logprobs", "anchor_logprobs",
+                         "rewards", "advantages", "values"})
+
+
+@dataclass(frozen=True)
+class LossInputs:
+    """One micro-batch's tensors for an objective: b rows, T positions. The trainer fills the
+    fields the objective lists in ``needs`` and leaves the others None."""
+
+    logprobs: torch.Tensor  # (b, T) log π_θ of each token, with grad (0 off the response)
+    mask: torch.Tensor  # (b, T) 1 at the tokens the loss averages over (``Objective.over``)
+    token_total: float  # the minibatch's tokens under ``mask`` (micro-batches add to its mean)
+    rollout_total: int  # the minibatch's rollouts
+    old_logprobs: torch.Tensor | None = None  # (b, T) log π_t, fixed for the iteration
+    ref_logprobs: torch.Tensor | None = None  # (b, T) the KL reference's (when kl_coef > 0)
+    teacher_logprobs: torch.Tensor | None = None  # (b, T) log π_I of the sampled tokens
+    anchor_logprobs: torch.Tensor | None = None  # (b,) the regression's anchor
+    rewards: torch.Tensor | None = None  # (b,)
+    advantages: torch.Tensor | None = None  # (b,)
+    values: torch.Tensor | None = None  # (b,) V̂(x) of each rollout's prompt
+
+
+Targets = Callable[[pd.DataFrame, object, int], torch.Tensor]  # (table, spec, iteration) -> (N,)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A registered objective: ``loss(inputs, spec) -> (loss, stats)``; ``needs``: the optional
+    fields of :class:`LossInputs` it reads (``ref_logprobs``: only while ``spec.kl_coef > 0``);
+    ``over``: the tokens its loss averages over ("response"; "intervention": the tokens an
+    intervener wrote; "rollouts": a sequence-level loss); ``advantages`` / ``values``: how
+    its per-rollout targets come from the iteration's table."""
+
+    loss: Callable[[LossInputs, object], tuple[torch.Tensor, dict[str, float]]]
+    needs: frozenset[str] = field(default_factory=frozenset)
+    over: Literal["response", "intervention", "rollouts"] = "response"
+    advantages: Targets | None = None
+    values: Targets | None = None
+
+    def __post_init__(self):
+        if unknown := self.needs - LOSS_INPUTS:
+            raise ValueError(f"objective needs unknown inputs {sorted(unknown)}; "
+                             f"known: {sorted(LOSS_INPUTS)}")
+        if ("advantages" in self.needs) != (self.advantages is not None):
+            raise ValueError("an objective that needs advantages says how they are computed")
+        if ("values" in self.needs) != (self.values is not None):
+            raise ValueError("an objective that needs values says how they are computed")
+
+
+def register_objective(name: str, objective: Objective) -> Objective:
+    """Register ``objective`` under ``name`` (a duplicate name is an error)."""
+    return OBJECTIVES.register(name)(objective)
+
+
+def _clipped(x: LossInputs, spec) -> tuple[torch.Tensor, dict[str, float]]:
+    return grpo_loss(x.logprobs, x.old_logprobs, x.advantages, x.mask, clip_eps=spec.clip_eps,
+                     kl_coef=spec.kl_coef, ref_logprobs=x.ref_logprobs,
+                     token_total=x.token_total)
+
+
+_CLIPPED_NEEDS = frozenset({"old_logprobs", "ref_logprobs", "advantages"})
+
+register_objective("grpo", Objective(_clipped, _CLIPPED_NEEDS, advantages=group_advantages))
+# MENTOR's loss is GRPO's clipped surrogate; what differs is its advantages (guided samples get
+# only positive, decaying ones: mintrl.advantages.mentor_advantages).
+register_objective("mentor", Objective(_clipped, _CLIPPED_NEEDS, advantages=guided_advantages))
+register_objective("opd", Objective(
+    lambda x, spec: opd_loss(x.logprobs, x.old_logprobs, x.teacher_logprobs, x.mask,
+                             distill_weight=spec.distill_weight,
+                             reward_advantages=x.advantages,
+                             reward_weight=spec.distill_reward_weight, clip_eps=spec.clip_eps,
+                             token_total=x.token_total),
+    frozenset({"old_logprobs", "teacher_logprobs", "advantages"}),
+    advantages=group_advantages))
+register_objective("regression", Objective(
+    lambda x, spec: advantage_regression_loss(x.logprobs.sum(-1), x.anchor_logprobs,
+                                              x.rewards, x.values, beta2=spec.beta2,
+                                              n_total=x.rollout_total),
+    frozenset({"anchor_logprobs", "rewards", "values"}), over="rollouts",
+    values=control_value_targets))
+register_objective("sft", Objective(
+    lambda x, spec: sft_loss(x.logprobs, x.mask, token_total=x.token_total)))
+# no reward enters: the control copies corrections only
+register_objective("corrections", Objective(
+    lambda x, spec: corrections_loss(x.logprobs, x.mask, token_total=x.token_total),
+    over="intervention"))

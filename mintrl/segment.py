@@ -1,296 +1,23 @@
-"""Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process.
+"""Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process
+(the loop, checkpointing and resume: ``mintrl.rl_loop``).
 
     python -m mintrl.segment --config results/config/resolved.yaml --run grpo-s0 --task arith \
         --start 1 --end 10 --init results/models/arith/base \
         --prompts results/data/arith/train_filtered.parquet --root results/runs/arith/grpo-s0
 
-Every iteration i writes ``<root>/iter_<i>/rollouts.parquet`` and ``metrics.json``. Under
-``torchrun --nproc_per_node N`` the segment is data-parallel (``mintrl.distributed``): each
-rank samples a share of the prompts and trains on a share of every minibatch; rank 0 writes.
-The model and optimizer state of iterations inside the segment are working state
-(``<root>/iter_<i>/state/``): each is removed once the next iteration is complete. The
-segment's outputs are ``<root>/iter_<end>/{model,optim,segment.json}``. A killed segment
-resumes from its last complete iteration; state left by different inputs is ignored.
+Writes ``<root>/iter_<i>/{rollouts.parquet,metrics.json}`` for every iteration and
+``<root>/iter_<end>/{model,optim,segment.json}``; data-parallel under ``torchrun``.
 """
 
 from __future__ import annotations
 
 import time
 
-T_START = time.perf_counter()  # start-up share: everything before the first rollout
+T_START = time.perf_counter()  # segment.json's start-up share counts the imports
 
 import argparse  # noqa: E402
-import hashlib  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
-
-from mintrl.chat_policies import ChatIntervener  # noqa: E402
-from mintrl.distributed import barrier, gather_objects, is_main, rank, shard, world  # noqa: E402
-from mintrl.engine import load_engine  # noqa: E402
-from mintrl.engine.mixed import shared_vocab_check  # noqa: E402
-from mintrl.engine.transformers_engine import TransformersEngine  # noqa: E402
-from mintrl.inspector import write_inspector  # noqa: E402
-from mintrl.interveners import ModelIntervener, NoisyIntervener  # noqa: E402
-from mintrl.io import read_table, write_json, write_table  # noqa: E402
-from mintrl.judges import NoisyJudge, make_judge  # noqa: E402
-from mintrl.methods import get_method  # noqa: E402
-from mintrl.progress import progress  # noqa: E402
-from mintrl.rollout import (  # noqa: E402
-    iteration_rollouts,
-    iteration_seed,
-    load_problems,
-    rollout_stats,
-    sampling_for,
-    select_prompts,
-)
-from mintrl.runs import Run, load_run  # noqa: E402
-from mintrl.schemas import INTERVENTION, ROLLOUTS  # noqa: E402
-from mintrl.trainer import (  # noqa: E402
-    deepspeed_engine,
-    load_optimizer_state,
-    save_optimizer_state,
-    save_policy,
-    train_iteration,
-)
-
-T_IMPORTED = time.perf_counter()
-
-
-def fingerprint(run: Run, task: str, start: int, init: Path, max_new_tokens: int) -> str:
-    """Identity of a segment's inputs: resume state is reused only when this matches."""
-    weights = sorted(init.glob("*.safetensors"))
-    stamp = [(w.name, w.stat().st_size, w.stat().st_mtime_ns) for w in weights]
-    blob = json.dumps([run.spec_for(task).model_dump(mode="json"), run.seed, task, start, str(init),
-                       stamp, max_new_tokens], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def iter_dir(root: Path, it: int) -> Path:
-    return root / f"iter_{it}"
-
-
-def find_resume(root: Path, start: int, end: int, fp: str) -> int:
-    """Last complete iteration in [start, end) whose state matches ``fp``; start-1 if none."""
-    for it in range(end - 1, start - 1, -1):
-        marker = iter_dir(root, it) / "state" / "done.json"
-        if marker.exists() and json.loads(marker.read_text()).get("fingerprint") == fp:
-            return it
-    return start - 1
-
-
-def prune_state(root: Path, start: int, upto: int) -> None:
-    """Drop the working state of iterations start..upto (superseded checkpoints)."""
-    for it in range(start, upto + 1):
-        shutil.rmtree(iter_dir(root, it) / "state", ignore_errors=True)
-
-
-def run_segment(args, cfg, run: Run) -> dict:
-    t_load = time.perf_counter()
-    spec, root = run.spec_for(args.task), args.root
-    max_new = cfg.tasks[args.task].max_new_tokens
-    fp = fingerprint(run, args.task, args.start, args.init, max_new)
-    done = find_resume(root, args.start, args.end, fp)
-    src = iter_dir(root, done) / "state" if done >= args.start else None
-    tokenizer = AutoTokenizer.from_pretrained(args.init)
-    model = AutoModelForCausalLM.from_pretrained(src / "model" if src else args.init,
-                                                 dtype="float32")
-    ref_model = None
-    if spec.kl_coef > 0:
-        ref_model = AutoModelForCausalLM.from_pretrained(args.reference, dtype="float32")
-        ref_model.to(args.device).eval()
-    t_ds = time.perf_counter()
-    engine = deepspeed_engine(model, spec, args.device)
-    t_ds_done = time.perf_counter()
-    optim = src / "optim" if src else args.init_optim
-    if optim:
-        load_optimizer_state(engine, optim)
-    t_ready = time.perf_counter()
-    if is_main():
-        print(f"[segment] {run.name}/{args.task}: iterations {done + 1}..{args.end} from "
-              + (f"{src} (resumed after {done})" if src else str(args.init))
-              + f", device {args.device}, engine {spec.engine}"
-              + (f", {world()} data-parallel ranks" if world() > 1 else ""), flush=True)
-    sampler = policy_sampler(spec, engine, tokenizer, src / "model" if src else args.init,
-                             args.device, args.tensor_parallel, cfg.vllm_gpu_memory)
-    teacher, teacher_tok = load_teacher(spec, args, tokenizer, done + 1, cfg.vllm_gpu_memory)
-    if teacher is not None and is_main():
-        print(f"[segment] teacher {args.teacher} on engine {spec.teacher_engine}", flush=True)
-    judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
-                                              done + 1)
-    problems = load_problems(args.prompts)
-    bar = progress(range(done + 1, args.end + 1), desc=f"segment {run.name}/{args.task}",
-                   unit="iter")
-    for it in bar:
-        metrics = iterate(engine, sampler, tokenizer, problems, run, args, it, max_new,
-                          ref_model, judge, intervener, teacher)
-        if spec.engine == "vllm":  # the next iteration samples from the updated policy
-            t_sync = time.perf_counter()
-            sampler.load_weights(engine.module.state_dict())
-            metrics["time/weight_sync"] = time.perf_counter() - t_sync
-        t0 = time.perf_counter()
-        out = iter_dir(root, it)
-        # working state inside the segment (pruned as it moves on); the kept one at its end
-        model_dir, optim_dir = ((out / "state" / "model", out / "state" / "optim")
-                                if it < args.end else (args.out_model, args.out_optim))
-        save_policy(engine, tokenizer, model_dir)
-        save_optimizer_state(engine, optim_dir, it)
-        metrics["time/checkpoint"] = time.perf_counter() - t0
-        barrier()  # every rank's checkpoint shard is on disk
-        if is_main():
-            write_json(out / "metrics.json", metrics)
-            if it < args.end:
-                # The marker is written last: a resume only trusts an iteration whose
-                # rollouts, metrics, model and optimizer state are all on disk.
-                write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
-                prune_state(root, args.start, it - 1)
-            print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
-                  f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
-                  f"({metrics['time/iteration']:.1f} s)", flush=True)
-        bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}", refresh=False)
-        barrier()
-    return {
-        "imports": T_IMPORTED - T_START,
-        "model_load": t_ds - t_load,
-        "deepspeed_init": t_ds_done - t_ds,
-        "state_load": t_ready - t_ds_done,
-        "resumed_after": done if src else None,
-    }
-
-
-def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
-                   tensor_parallel: int, gpu_memory: float):
-    """What samples the policy's rollouts: the trainer's own module (transformers: always in
-    sync), or a vLLM engine started from the segment's first checkpoint and given the
-    trainer's weights after every iteration (``VLLMEngine.load_weights``)."""
-    if spec.engine == "vllm":
-        sampler, _ = load_engine("vllm", str(checkpoint), device=device,
-                                 tensor_parallel_size=tensor_parallel, gpu_memory=gpu_memory)
-        return sampler
-    return TransformersEngine(engine.module, tokenizer.eos_token_id, tokenizer.pad_token_id,
-                              batch_size=512, cache=spec.generation_cache)
-
-
-def load_teacher(spec, args, tokenizer, first: int, gpu_memory: float):
-    """The teacher's (engine, tokenizer) when a segment starting at ``first`` needs it
-    (``RunSpec.teacher_needed``), else (None, None). OPD and MENTOR compare the two models'
-    distributions token by token: a teacher with another vocabulary is an error."""
-    if not spec.teacher_needed(first):
-        return None, None
-    if not args.teacher:
-        raise SystemExit(f"this {spec.method} run needs the teacher: pass --teacher CHECKPOINT")
-    # transformers unless teacher_engine says vllm, which the config allows only where the
-    # teacher writes text: OPD, MENTOR and the likelihood judge score tokens with its model
-    teacher, tok = load_engine(spec.teacher_engine, str(args.teacher), batch_size=512,
-                               device=args.device, tensor_parallel_size=args.tensor_parallel,
-                               gpu_memory=gpu_memory)
-    if get_method(spec.method).scores_tokens:
-        shared_vocab_check(tokenizer, tok, spec.method)
-    if hasattr(teacher, "model"):
-        teacher.model.eval()
-    return teacher, tok
-
-
-def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
-    """Judge and intervener for a segment starting in a semi-on-policy phase (MInTRL and its
-    corrections-only control), else None."""
-    if spec.rollout_mode_at(first) != "semi-on-policy":
-        return None, None
-    judge = make_judge(spec.judge, teacher, tok, spec.judge_threshold)
-    if spec.judge_miss_rate or spec.judge_false_alarm_rate:
-        judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
-    if spec.intervener == "self":  # the policy itself, given the reference solution
-        intervener = ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
-    elif spec.intervener == "chat":
-        intervener = ChatIntervener(teacher, tok, tokenizer)
-    elif spec.intervener == "self_chat":  # the policy prompted as the intervener
-        intervener = ChatIntervener(sampler, tokenizer, tokenizer)
-    else:
-        intervener = ModelIntervener(teacher, tok, tokenizer)
-    if spec.wrong_correction_rate:
-        intervener = NoisyIntervener(intervener, len(tokenizer), spec.wrong_correction_rate,
-                                     first)
-    return judge, intervener
-
-
-def const_c(spec, root: Path) -> float | None:
-    """The Const anchor's c: the config's, or the intervener's mean token log-prob on its
-    corrections in the phase's first iteration (read back from its rollout file, so a resumed
-    or later segment uses the same value)."""
-    if spec.anchor != "const" or spec.const_c is not None:
-        return spec.const_c
-    df = read_table(iter_dir(root, 1) / "rollouts.parquet")
-    lps = [lp for prov, lps in zip(df["provenance"], df["logprobs"], strict=True)
-           for p, lp in zip(prov, lps, strict=True) if p == INTERVENTION]
-    if not lps:
-        raise SystemExit("const anchor: no intervention tokens in iteration 1 to measure c "
-                         "from; set rl.const_c")
-    return float(np.nanmean(lps))
-
-
-def peak_memory() -> dict[str, float]:
-    """Peak resident memory of this process so far, and of the GPU when there is one (GB)."""
-    import resource
-
-    out = {"memory/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6}
-    if torch.cuda.is_available():
-        out["memory/gpu_peak_gb"] = torch.cuda.max_memory_allocated() / 1e9
-    return out
-
-
-def merged_rollouts(parts: list[tuple]) -> tuple:
-    """Every rank's (rollouts, timings) as one: rows in rank order; a timing is the slowest
-    rank's (the iteration waits for it), a count (``agreement/…``, ``tokens/…``) the sum, any
-    other statistic the ranks' mean."""
-    import pandas as pd
-
-    df = pd.concat([d for d, _ in parts], ignore_index=True)
-    times = {}
-    for k in parts[0][1]:
-        vals = [t[k] for _, t in parts]
-        times[k] = (max(vals) if "/" not in k else sum(vals)
-                    if k.startswith(("agreement/", "tokens/")) else float(np.mean(vals)))
-    return df, times
-
-
-def iterate(engine, sampler, tokenizer, problems, run, args, it, max_new, ref_model, judge,
-            intervener, teacher) -> dict:
-    """One iteration: rollouts (written first), then optimisation; returns its metrics."""
-    t0 = time.perf_counter()
-    spec = run.spec_for(args.task)
-    batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
-    engine.module.eval()
-    # data-parallel: each rank its share of the prompts (whole groups), its own seed
-    seed = iteration_seed(run.seed, it) if world() == 1 else iteration_seed(run.seed, it,
-                                                                            100 + rank())
-    df, times = iteration_rollouts(sampler, tokenizer, shard(batch), spec, run.name, it,
-                                   sampling_for(spec, max_new, seed), judge, intervener,
-                                   teacher)
-    if world() > 1:
-        df, times = merged_rollouts(gather_objects((df, times)))
-    if is_main():
-        write_table(iter_dir(args.root, it) / "rollouts.parquet", df, ROLLOUTS)
-        write_inspector(df, tokenizer, iter_dir(args.root, it) / "inspector.html")
-    barrier()  # the Const anchor's c is read back from iteration 1's rollout file
-    objective = spec.objective_at(it)
-    c = const_c(spec, args.root) if objective == "regression" else None
-    # the teacher scores the sampled tokens: OPD's advantages, and the teacher-vs-policy KL
-    # that OPD and MENTOR log
-    scorer = teacher.model if teacher and get_method(spec.method).scores_tokens else None
-    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
-                            iteration_seed(run.seed, it, 2), args.device, ref_model, c,
-                            teacher_model=scorer, iteration=it)
-    extra = {"intervention/const_c": c} if c is not None else {}
-    mem = gather_objects(peak_memory())  # the largest rank's
-    extra |= {k: max(m[k] for m in mem) for k in mem[0]}
-    return {"iteration": it, **rollout_stats(df), **stats, **extra,
-            **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
-            "time/iteration": time.perf_counter() - t0}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -314,39 +41,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs the policy's engine spans (the job's `tp` resource)")
-
     ap.add_argument("--threads", type=int)
     argv = sys.argv[1:] if argv is None else argv
     # torchrun would take `--run` for its own `--run-path`: launchers pass "--" before our
     # arguments, which some Python versions keep
-    args = ap.parse_args(argv[1:] if argv[:1] == ["--"] else argv)
-    cfg, run = load_run(args.config, args.run)
-    if not 1 <= args.start <= args.end <= run.spec.iterations:
-        raise SystemExit(f"--start {args.start} --end {args.end}: need 1 <= start <= end <= "
-                         f"iterations ({run.spec.iterations})")
-    if args.start > 1 and not args.init_optim:
-        raise SystemExit("--init-optim is required after iteration 1 (optimizer state carries)")
-    if run.spec_for(args.task).kl_coef > 0 and not args.reference:
-        raise SystemExit("kl_coef > 0 needs --reference (the frozen base policy)")
-    end_dir = iter_dir(args.root, args.end)
-    args.out_model = args.out_model or end_dir / "model"
-    args.out_optim = args.out_optim or end_dir / "optim"
-    args.out_metrics = args.out_metrics or end_dir / "segment.json"
-    torch.set_num_threads(args.threads or cfg.threads)
-    args.device = args.device or cfg.device
-    startup = run_segment(args, cfg, run)
-    if not is_main():
-        return
-    iterations = [json.loads((iter_dir(args.root, i) / "metrics.json").read_text())
-                  for i in range(args.start, args.end + 1)]
-    startup["wall"] = time.perf_counter() - T_START
-    inspectors = [str(iter_dir(args.root, i) / "inspector.html")
-                  for i in range(args.start, args.end + 1)]
-    write_json(args.out_metrics, {"run": run.name, "task": args.task,
-                                  "start": args.start, "end": args.end,
-                                  "startup": startup, "iterations": iterations,
-                                  "inspectors": inspectors})
-    prune_state(args.root, args.start, args.end)
+    args = vars(ap.parse_args(argv[1:] if argv[:1] == ["--"] else argv))
+
+    import torch
+
+    from mintrl.rl_loop import JobError, SegmentJob, run_segment
+    from mintrl.runs import load_run
+
+    imports = time.perf_counter() - T_START
+    cfg, run = load_run(args.pop("config"), args.pop("run"))
+    torch.set_num_threads(args.pop("threads") or cfg.threads)
+    try:
+        job = SegmentJob(cfg=cfg, run=run, **args)
+    except JobError as err:
+        raise SystemExit(str(err)) from None
+    try:
+        run_segment(job, started=T_START, imports=imports)
+    except JobError as err:
+        raise SystemExit(str(err)) from None
 
 
 if __name__ == "__main__":

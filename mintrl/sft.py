@@ -24,7 +24,7 @@ import torch
 from mintrl.config import SFTSpec
 from mintrl.io import write_json, write_table
 from mintrl.models import count_parameters
-from mintrl.objectives import get_objective
+from mintrl.objectives import LossInputs, get_objective
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
@@ -62,18 +62,20 @@ def sft_train(engine, df: pd.DataFrame, spec: SFTSpec, pad_id: int, seed: int,
               device: str = "cpu") -> dict[str, float]:
     """``spec.epochs`` passes of next-token training on every response token of ``df``;
     one optimizer step per minibatch. Returns loss, steps, tokens and seconds."""
-    loss_fn = get_objective("sft")
+    objective = get_objective("sft")
     plans = plan_minibatches(len(df), spec, seed)
     engine.module.train()
     losses, tokens, t0 = [], 0.0, time.perf_counter()
     for mini in progress(plans, desc="sft", unit="step"):
         micro = [pack(df, rows, pad_id) for rows in mini]
         mb_tokens = float(sum(m.response_mask.sum() for m in micro))
+        mb_rows = sum(len(m.rows) for m in micro)
         step_loss = 0.0
         for j, mb in enumerate(micro):
             engine.set_gradient_accumulation_boundary(j == len(micro) - 1)
             lp, _ = forward_logprobs(engine, mb, device)
-            loss, _ = loss_fn(lp, mb.response_mask.to(device), token_total=mb_tokens)
+            loss, _ = objective.loss(LossInputs(lp, mb.response_mask.to(device), mb_tokens,
+                                                mb_rows), spec)
             engine.backward(loss)
             step_loss += loss.item()
         engine.step()

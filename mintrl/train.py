@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from mintrl.io import read_table, write_json
+from mintrl.objectives import get_objective
 from mintrl.rollout import iteration_seed
 from mintrl.runs import load_run
 from mintrl.schemas import ROLLOUTS
@@ -63,9 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     engine = deepspeed_engine(model, spec, args.device)
     if args.init_optim:
         load_optimizer_state(engine, args.init_optim)
-    objective = spec.objective_at(args.iteration)
+    objective = get_objective(spec.objective_at(args.iteration))
     c = args.const_c if args.const_c is not None else spec.const_c
-    if objective == "regression" and spec.anchor == "const" and c is None:
+    if "anchor_logprobs" in objective.needs and spec.anchor == "const" and c is None:
         raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
     teacher = None
     if args.teacher:
@@ -74,8 +75,9 @@ def main(argv: list[str] | None = None) -> None:
         shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(args.teacher), run.method)
         teacher = AutoModelForCausalLM.from_pretrained(args.teacher, dtype="float32")
         teacher.to(args.device).eval()
-    elif objective == "opd":
-        raise SystemExit("the opd objective needs the teacher: pass --teacher CHECKPOINT")
+    elif "teacher_logprobs" in objective.needs:
+        raise SystemExit(f"the {spec.objective_at(args.iteration)} objective needs the teacher: "
+                         "pass --teacher CHECKPOINT")
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, args.iteration, 2), args.device,
                             const_c=c, teacher_model=teacher, iteration=args.iteration)

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.advantages import control_values, grpo_advantages, mentor_advantages
 from mintrl.anchors import get_anchor
 from mintrl.config import RunSpec
 from mintrl.distributed import (
@@ -28,7 +27,8 @@ from mintrl.distributed import (
     world,
 )
 from mintrl.logprobs import lm_logprobs, pack_right_padded
-from mintrl.objectives import get_objective
+from mintrl.objectives import LossInputs, Objective, get_objective
+from mintrl.train_targets import rewards_of
 
 DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
 
@@ -210,37 +210,32 @@ class Targets:
     values: torch.Tensor | None = None  # regression: V̂(x) of the rollout's prompt
 
 
-def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: str,
+def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: Objective,
                       iteration: int = 0) -> Targets:
-    """Advantages (GRPO, MENTOR, OPD) or values (regression) from raw rewards: computed at
-    train time, never stored with the rollouts."""
-    rewards = torch.tensor(df["reward"].to_numpy(), dtype=torch.float32)
-    group = torch.tensor(pd.factorize(df["problem_id"])[0])
-    if objective in ("grpo", "opd"):
-        return Targets(rewards, advantages=grpo_advantages(rewards, group, eps=spec.adv_eps))
-    if objective == "corrections":  # no reward enters: the control copies corrections only
-        return Targets(rewards)
-    if objective == "mentor":
-        guided = torch.tensor((df["kind"] == "guided").to_numpy())
-        return Targets(rewards, advantages=mentor_advantages(
-            rewards, group, guided, spec.guided_weight(iteration), eps=spec.adv_eps))
-    kinds = df["kind"].to_numpy()
-    # In the intervention phase V̂ comes from the control rollouts only; after it every
-    # rollout is on-policy and V̂ is their mean.
-    is_control = torch.tensor((kinds == "control") | (kinds == "on-policy"))
-    return Targets(rewards, values=control_values(rewards, group, is_control, spec.beta1))
+    """Rewards, and the advantages or values the objective declares, from raw rewards:
+    computed at train time, never stored with the rollouts."""
+    return Targets(
+        rewards_of(df),
+        advantages=objective.advantages(df, spec, iteration) if objective.advantages else None,
+        values=objective.values(df, spec, iteration) if objective.values else None)
 
 
-def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: str, device: str,
-                   ref_model=None, const_c: float | None = None, teacher_model=None) -> dict:
+def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: Objective,
+                   device: str, ref_model=None, const_c: float | None = None,
+                   teacher_model=None) -> dict:
     """Log-probs of π_t (= π_old) with the exact packing of the training pass, so the first
-    ratio is 1 and Proxy's step-0 residual is exactly −(r − V̂); the anchor of each rollout
-    (regression), the KL reference's log-probs (GRPO with kl_coef > 0) and the teacher's
-    log-probs on the sampled tokens (OPD's advantages; the teacher-vs-policy KL on samples)."""
+    ratio is 1 and Proxy's step-0 residual is exactly −(r − V̂); and what the objective
+    needs: the anchor of each rollout, the KL reference's log-probs (while kl_coef > 0), the
+    teacher's log-probs on the sampled tokens (also the teacher-vs-policy KL on samples,
+    logged whenever a teacher is given)."""
+    objective = as_objective(objective)
+    if "teacher_logprobs" in objective.needs and teacher_model is None:
+        raise ValueError("the objective needs the teacher's log-probs: pass teacher_model")
     out = {"old": [], "ref": [], "anchor": [], "teacher": [], "entropy": 0.0, "tokens": 0.0,
            "int_logprob_sum": 0.0, "int_tokens": 0.0, "teacher_kl_sum": 0.0,
            "teacher_kl_tokens": 0.0}
-    anchor_fn = get_anchor(spec.anchor) if objective == "regression" else None
+    anchor_fn = get_anchor(spec.anchor) if "anchor_logprobs" in objective.needs else None
+    with_ref = "ref_logprobs" in objective.needs and spec.kl_coef > 0
     engine.module.eval()
     with torch.no_grad():
         for mb in micro:
@@ -254,7 +249,7 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
             if anchor_fn is not None:
                 out["anchor"].append(anchor_fn(lp, mb.generator_logprobs.to(device), inter,
                                                mb.response_mask.to(device), c=const_c))
-            if objective == "grpo" and spec.kl_coef > 0:
+            if with_ref:
                 out["ref"].append(forward_logprobs(ref_model, mb, device)[0])
             if teacher_model is not None:
                 t = forward_logprobs(teacher_model, mb, device)[0]
@@ -263,51 +258,58 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: st
                 own = (mb.response_mask * (1 - mb.guided)[:, None]).to(device)
                 out["teacher_kl_sum"] += float(((lp - t) * own).sum())
                 out["teacher_kl_tokens"] += float(own.sum())
-    if objective == "opd" and not out["teacher"]:
-        raise ValueError("the opd objective needs the teacher's log-probs: pass teacher_model")
     return out
 
 
-def loss_tokens(mb: MicroBatch, objective: str) -> float:
-    """Tokens a token-level loss averages over: the response tokens, or for the
-    corrections-only control the intervention tokens."""
-    mask = mb.response_mask * mb.intervention if objective == "corrections" else mb.response_mask
-    return float(mask.sum())
+def as_objective(objective: str | Objective) -> Objective:
+    return get_objective(objective) if isinstance(objective, str) else objective
 
 
-def micro_loss(objective: str, lp, mb: MicroBatch, j: int, ref: dict, targets: Targets,
-               spec: RunSpec, device: str, mb_tokens: float, mb_rows: int):
-    """The registered objective on one micro-batch, normalised to its minibatch."""
-    fn = get_objective(objective)
-    if objective == "corrections":
-        inter = (mb.intervention * mb.response_mask).to(device)
-        return fn(lp, inter, token_total=mb_tokens)
-    if objective == "opd":
-        return fn(lp, ref["old"][j], ref["teacher"][j], mb.response_mask.to(device),
-                  distill_weight=spec.distill_weight,
-                  reward_advantages=targets.advantages[mb.rows].to(device),
-                  reward_weight=spec.distill_reward_weight, clip_eps=spec.clip_eps,
-                  token_total=mb_tokens)
-    if objective in ("grpo", "mentor"):
-        return fn(lp, ref["old"][j], targets.advantages[mb.rows].to(device),
-                  mb.response_mask.to(device), clip_eps=spec.clip_eps, kl_coef=spec.kl_coef,
-                  ref_logprobs=ref["ref"][j] if ref["ref"] else None, token_total=mb_tokens)
-    return fn(lp.sum(-1), ref["anchor"][j], targets.rewards[mb.rows].to(device),
-              targets.values[mb.rows].to(device), beta2=spec.beta2, n_total=mb_rows)
+def loss_mask(mb: MicroBatch, objective: Objective) -> torch.Tensor:
+    """(b, T) the tokens a token-level loss averages over: the response tokens, or the
+    intervention tokens (the corrections-only control)."""
+    if objective.over == "intervention":
+        return mb.response_mask * mb.intervention
+    return mb.response_mask
 
 
-def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad_id: int,
+def loss_inputs(objective: Objective, lp: torch.Tensor, mb: MicroBatch, j: int, ref: dict,
+                targets: Targets, device: str, token_total: float,
+                rollout_total: int) -> LossInputs:
+    """The objective's inputs on micro-batch ``j``: only the fields it needs are filled."""
+    needs = objective.needs
+
+    def rows(t: torch.Tensor | None) -> torch.Tensor | None:
+        return None if t is None else t[mb.rows].to(device)
+
+    def of(key: str, name: str) -> torch.Tensor | None:
+        return ref[key][j] if name in needs and ref[key] else None
+
+    return LossInputs(
+        logprobs=lp, mask=loss_mask(mb, objective).to(device), token_total=token_total,
+        rollout_total=rollout_total, old_logprobs=of("old", "old_logprobs"),
+        ref_logprobs=of("ref", "ref_logprobs"), teacher_logprobs=of("teacher", "teacher_logprobs"),
+        anchor_logprobs=of("anchor", "anchor_logprobs"),
+        rewards=rows(targets.rewards) if "rewards" in needs else None,
+        advantages=rows(targets.advantages) if "advantages" in needs else None,
+        values=rows(targets.values) if "values" in needs else None)
+
+
+def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Objective,
+                    pad_id: int,
                     seed: int, device: str = "cpu", ref_model=None,
                     const_c: float | None = None, teacher_model=None,
                     iteration: int = 0) -> dict[str, float]:
     """Optimise on one iteration's rollouts; returns ``losses/…``, ``policy/…``, ``time/…``
     (and ``distill/teacher_kl`` when a teacher is given).
 
-    ``objective``: a registered name ("grpo", "regression", "opd", "mentor"); ``const_c``: the
+    ``objective``: a registered name ("grpo", "regression", "opd", ...) or an
+    :class:`~mintrl.objectives.Objective`; ``const_c``: the
     Const anchor's per-intervention-token log-prob; ``teacher_model``: the teacher scoring the
     sampled tokens (OPD needs it); ``iteration``: for schedules (MENTOR's guided weight).
     """
     t0 = time.perf_counter()
+    objective = as_objective(objective)
     targets = iteration_targets(df, spec, objective, iteration)
     # every rank holds the whole table and draws the same plan; each trains on its share
     plans = plan_minibatches(len(df), spec, seed)
@@ -322,15 +324,15 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
     stats = {"loss": [], "grad_norm": [], "clip": 0.0, "kl": 0.0, "tokens": 0.0}
     k = 0
     for mini, mb_rows in zip(plans, rows_per_mini, strict=True):
-        mb_tokens = sum_floats([sum(loss_tokens(micro[k + j], objective)
+        mb_tokens = sum_floats([sum(float(loss_mask(micro[k + j], objective).sum())
                                     for j in range(len(mini)))], device)[0]
         mb_loss = 0.0
         for j in range(len(mini)):
             mb = micro[k + j]
             engine.set_gradient_accumulation_boundary(j == len(mini) - 1)
             lp, _ = forward_logprobs(engine, mb, device)
-            loss, st = micro_loss(objective, lp, mb, k + j, ref, targets, spec, device,
-                                  mb_tokens, mb_rows)
+            loss, st = objective.loss(loss_inputs(objective, lp, mb, k + j, ref, targets,
+                                                  device, mb_tokens, mb_rows), spec)
             engine.backward(loss * loss_scale() if world() > 1 else loss)
             mb_loss += loss.item()
             stats["clip"] += st.get("clip_frac", 0.0)
@@ -367,7 +369,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str, pad
     if ref["teacher"]:
         # k1 estimate of KL(π_t ‖ π_I) per token on the sampled tokens
         out["distill/teacher_kl"] = ref["teacher_kl_sum"] / max(ref["teacher_kl_tokens"], 1.0)
-    if objective == "regression":
+    if ref["anchor"]:
         out |= step0_residuals(df, micro, ref, targets, spec)
     return out
 

@@ -10,7 +10,7 @@ from mintrl.config import ModelArch, RunSpec
 from mintrl.engine.base import Sampling
 from mintrl.engine.mixed import MixedPolicySampler, mix, mixing_weights, shared_vocab_check
 from mintrl.models import build_model
-from mintrl.objectives import get_objective, opd_loss, sft_loss
+from mintrl.objectives import LossInputs, get_objective, opd_loss, sft_loss
 from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, train_iteration
 
 ARCH = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
@@ -45,7 +45,11 @@ def test_opd_advantage_is_detached_and_matches_the_formula():
     loss.backward()
     # ratio 1 at θ = π_old, so ∂L/∂lp_k = -A_k / n with A = 2 (log π_I − log π_old)
     assert lp.grad[0].tolist() == pytest.approx([-(2 * 0.5) / 2, -(2 * -1.0) / 2])
-    assert get_objective("opd") is opd_loss
+    # the registered objective calls that function on the trainer's inputs
+    spec = RunSpec(method="opd", distill_weight=2.0)
+    x = LossInputs(lp, torch.ones(1, 2), 2.0, 1, old_logprobs=old, teacher_logprobs=teacher,
+                   advantages=torch.zeros(1))
+    assert get_objective("opd").loss(x, spec)[0] == loss
 
 
 def test_opd_without_a_teacher_is_a_clear_error(tokenizer):

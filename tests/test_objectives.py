@@ -73,4 +73,4 @@ def test_registries_name_the_known_entries_and_refuse_duplicates():
     with pytest.raises(KeyError, match="grpo"):
         get_advantage("rloo")
     with pytest.raises(ValueError, match="already registered"):
-        register_objective("grpo")(grpo_loss)
+        register_objective("grpo", get_objective("grpo"))
