@@ -1,30 +1,52 @@
 """MInTRL: Minimal Intervention Reinforcement Learning.
 
-Modules, one responsibility each:
-  tasks/      synthetic toy tasks (generator, reward, step oracle) and their registry
-  steps       splitting a response into reasoning/code steps
-  sandbox     running model-generated code in a separate, limited process
-  tokenizer   the character-level tokenizer of the toy models (Hugging Face format)
-  models      the toy Qwen3-architecture model configs
-  pretrain    stage: pre-train the toy base policy and teacher
-  engine/     generation engines (transformers now)
-  evaluate    stage: Pass@1 / pass@k evaluation
-  prepare     stage: write task splits to Parquet
-  filter      stage: drop training prompts the base policy always solves
-  rollout     stage: a checkpoint's rollouts with rewards (on-policy sampling, prompt choice)
-  train       stage: one iteration of optimisation on a rollout file
-  segment     stage: iterations start..end of a run (rollout + train), resumable
-  summarize   stage: results table and plots
-  track       stage: log a run into MLflow (through tracking)
-  config      the config model, run resolution (base run + overrides + seed), JSON schema
-  advantages  advantage estimators, registered by name (GRPO)
-  objectives  losses, pure functions registered by name (GRPO clipped surrogate)
-  trainer     DeepSpeed engine, optimizer state, one optimisation round
-  tracking    the only module that imports mlflow
-  logprobs    recomputed per-token log-probs
-  schemas     the pyarrow schema of every table
-  io          atomic file writes and table readers
-  cpu_numerics  one CPU kernel family on every x86 processor (set here, before torch loads)
+Modules, one responsibility each (stages are ``python -m mintrl.<stage>``: argparse around
+one library call):
+
+What a method is
+  methods         the method table: each method's rollout mode and objective per phase
+  objectives      losses, pure tensor functions, and the one interface the trainer calls
+  advantages      advantage estimators, pure functions of rewards (GRPO, MENTOR, V̂)
+  anchors         the advantage regression's anchors (Proxy, Const, Intervener)
+  train_targets   per-rollout advantages and values from an iteration's rollout table
+Rollouts and intervention
+  rollout         on-policy sampling, prompt choice, the rollout row (stage ``rollout``)
+  semi_on_policy  Algorithm 2.1: review chunk by chunk, cut, correct, hand back
+  judges          find the earliest wrong step (oracle, likelihood)
+  interveners     write the correction (teacher, self, noisy)
+  chat_policies   a prompted chat LLM as judge and intervener (the paper setting)
+  engine/         generation engines (transformers, vLLM, mixed-policy for MENTOR)
+  steps           split a response into steps
+  prompting       the one place a prompt becomes token ids
+Training
+  rl_loop         a segment's iterations: rollout then train, checkpointing, resume
+  trainer         DeepSpeed engine, optimizer state, one optimisation round
+  logprobs        recomputed per-token log-probs (chunked LM head)
+  distributed     data parallelism across a segment's processes
+Data and rewards
+  tasks/          the toy tasks (generator, reward, step oracle) and their registry
+  datasets/       readers of the paper setting's datasets
+  rewards/        verifiable rewards of the paper setting (math, code)
+  sandbox         running model-generated code in a separate, limited process
+  tokenizer       the toy models' character tokenizer
+  models          the toy Qwen3-architecture model configs
+Configuration and the workflow
+  config          the config model: every key, its meaning and default; the JSON schema
+  config_reference  docs/config.md, generated from the config model
+  runs            runs = base run + overrides + (lab seed, RL seed)
+  pipeline        what each Snakemake rule reads and each target needs
+  job_settings    each job's ``settings`` param: the config its output depends on
+  registry        name -> function registries
+  cpu_numerics    one CPU kernel family on every x86 processor (set here, before torch loads)
+Stages
+  prepare, pretrain, fetch, filter, evaluate, sft, segment, train, rollout, summarize,
+  track, tune
+Reporting
+  summarize       results tables; stats (intervals over seeds), passk, plots
+  inspector       an HTML page per iteration to read trajectories
+  tracking        the only module that imports mlflow
+  schemas, io     one pyarrow schema per table; atomic writes
+  progress        progress bars
 """
 
 from mintrl.cpu_numerics import pin_cpu_numerics

@@ -1,7 +1,7 @@
 rule evaluate_lab:
     input:
         model="results/models/{task}/{role}",
-        prompts=eval_split_files,
+        prompts=PIPELINE.eval_split_files,
     output:
         metrics="results/eval/lab/{task}/{role}/metrics.json",
         samples="results/eval/lab/{task}/{role}/samples.parquet",
@@ -15,9 +15,9 @@ rule evaluate_lab:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=evaluate_settings,
+        settings=PIPELINE.evaluate_settings,
         out=subpath(output.metrics, parent=True),
-        tp=tp_flag,
+        tp=PIPELINE.tp_flag,
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "
@@ -28,7 +28,7 @@ rule evaluate_lab:
 rule evaluate_run:
     input:
         model="results/runs/{task}/{run}/iter_{it}/model",
-        prompts=eval_split_files,
+        prompts=PIPELINE.eval_split_files,
     output:
         metrics="results/eval/{task}/{run}/iter_{it}/metrics.json",
         samples="results/eval/{task}/{run}/iter_{it}/samples.parquet",
@@ -42,9 +42,9 @@ rule evaluate_run:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=evaluate_settings,
+        settings=PIPELINE.evaluate_settings,
         out=subpath(output.metrics, parent=True),
-        tp=tp_flag,
+        tp=PIPELINE.tp_flag,
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {params.out} "

@@ -7,13 +7,13 @@ rule fetch_data:
     log:
         "results/logs/fetch/{task}_{source}.log",
     wildcard_constraints:
-        task=one_of(DATASET_TASKS),
+        task=one_of(PIPELINE.dataset_tasks),
     conda:
         "../envs/mintrl.yaml"
     resources:
         downloads=1,
     params:
-        flags=fetch_data_flags,
+        flags=PIPELINE.fetch_data_flags,
     shell:
         "python -m mintrl.fetch data {params.flags} --out {output.data} > {log} 2>&1"
 
@@ -25,14 +25,14 @@ rule fetch_model:
     log:
         "results/logs/fetch/{task}_{role}.log",
     wildcard_constraints:
-        task=one_of(DATASET_TASKS),
+        task=one_of(PIPELINE.dataset_tasks),
         role=one_of(ROLES),  # fetched: lab seed 0 only
     conda:
         "../envs/mintrl.yaml"
     resources:
         downloads=1,
     params:
-        flags=fetch_model_flags,
-        settings=fetch_model_settings,
+        flags=PIPELINE.fetch_model_flags,
+        settings=PIPELINE.fetch_model_settings,
     shell:
         "python -m mintrl.fetch model {params.flags} --out {output.model} > {log} 2>&1"

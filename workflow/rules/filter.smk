@@ -16,8 +16,8 @@ rule filter_prompts:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=filter_settings,
-        tp=tp_flag,
+        settings=PIPELINE.filter_settings,
+        tp=PIPELINE.tp_flag,
     shell:
         "python -m mintrl.filter --config {params.config} --checkpoint {input.model} "
         "--prompts {input.prompts} --task {wildcards.task} --out {output.prompts} "

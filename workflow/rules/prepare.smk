@@ -7,12 +7,12 @@ rule prepare:
     benchmark:
         "results/benchmarks/rules/prepare/{task}.tsv"
     wildcard_constraints:
-        task=one_of(FACT_TOYS),
+        task=one_of(PIPELINE.fact_toys),
     conda:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
-        settings=prepare_settings,
+        settings=PIPELINE.prepare_settings,
         out=subpath(output[0], parent=True),
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
@@ -28,12 +28,12 @@ rule prepare_length_toy:
     benchmark:
         "results/benchmarks/rules/prepare/{task}.tsv"
     wildcard_constraints:
-        task=one_of(LENGTH_TOYS),
+        task=one_of(PIPELINE.length_toys),
     conda:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
-        settings=prepare_settings,
+        settings=PIPELINE.prepare_settings,
         out=subpath(output[0], parent=True),
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
@@ -43,7 +43,7 @@ rule prepare_length_toy:
 # A dataset task's training prompts and the validation split held out of them.
 rule prepare_train:
     input:
-        source=train_source,
+        source=PIPELINE.train_source,
     output:
         train="results/data/{task}/train.parquet",
         validation="results/data/{task}/validation.parquet",
@@ -53,12 +53,12 @@ rule prepare_train:
     benchmark:
         "results/benchmarks/rules/prepare/{task}_train.tsv"
     wildcard_constraints:
-        task=one_of(DATASET_TASKS),
+        task=one_of(PIPELINE.dataset_tasks),
     conda:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
-        settings=prepare_settings,
+        settings=PIPELINE.prepare_settings,
         out=subpath(output.train, parent=True),
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "
@@ -68,7 +68,7 @@ rule prepare_train:
 # One benchmark of a dataset task (an evaluation split).
 rule prepare_benchmark:
     input:
-        source=benchmark_source,
+        source=PIPELINE.benchmark_source,
     output:
         split="results/data/{task}/{split}.parquet",
         report="results/data/{task}/{split}.report.json",
@@ -77,13 +77,13 @@ rule prepare_benchmark:
     benchmark:
         "results/benchmarks/rules/prepare/{task}_{split}.tsv"
     wildcard_constraints:
-        task=one_of(DATASET_TASKS),
-        split=one_of(BENCHMARKS),
+        task=one_of(PIPELINE.dataset_tasks),
+        split=one_of(PIPELINE.benchmarks),
     conda:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
-        settings=benchmark_settings,
+        settings=PIPELINE.benchmark_settings,
         out=subpath(output.split, parent=True),
     shell:
         "python -m mintrl.prepare --config {params.config} --task {wildcards.task} "

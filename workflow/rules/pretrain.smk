@@ -2,7 +2,7 @@
 # role's threads; the stage runs that many whatever --cores grants (its weights depend on it).
 rule pretrain:
     input:
-        split_files,
+        PIPELINE.split_files,
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
@@ -11,18 +11,18 @@ rule pretrain:
     benchmark:
         "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
     wildcard_constraints:
-        task=one_of(TOY_TASKS),
+        task=one_of(PIPELINE.toy_tasks),
         role=one_of(ROLES),
     # The lab first: every later job waits on a model, and a pre-training left for last
     # runs alone on one core while the other idles.
     priority: 10
     conda:
         "../envs/mintrl.yaml"
-    threads: pretrain_threads
+    threads: PIPELINE.pretrain_threads
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=pretrain_settings,
+        settings=PIPELINE.pretrain_settings,
         data=subpath(input[0], parent=True),
     shell:
         "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
@@ -34,7 +34,7 @@ rule pretrain:
 # params changed, so rule pretrain keeps both as they were and lab 0's models do not rerun.
 rule pretrain_lab:
     input:
-        split_files,
+        PIPELINE.split_files,
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
@@ -43,21 +43,21 @@ rule pretrain_lab:
     benchmark:
         "results/benchmarks/rules/pretrain/{task}_{role}.tsv"
     wildcard_constraints:
-        task=one_of(TOY_TASKS),
-        role=one_of(LATER_LAB_MODELS),
+        task=one_of(PIPELINE.toy_tasks),
+        role=one_of(PIPELINE.later_lab_models),
     # The lab first: every later job waits on a model, and a pre-training left for last
     # runs alone on one core while the other idles.
     priority: 10
     conda:
         "../envs/mintrl.yaml"
-    threads: pretrain_threads
+    threads: PIPELINE.pretrain_threads
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=pretrain_settings,
+        settings=PIPELINE.pretrain_settings,
         data=subpath(input[0], parent=True),
-        role=pretrain_role,
-        lab_seed=pretrain_lab_seed,
+        role=PIPELINE.pretrain_role,
+        lab_seed=PIPELINE.pretrain_lab_seed,
     shell:
         "python -m mintrl.pretrain --config {params.config} --task {wildcards.task} "
         "--role {params.role} --lab-seed {params.lab_seed} --exclude {params.data} "

@@ -3,10 +3,10 @@
 # hand off temporary ones to the next segment (rule segment_handoff).
 rule segment:
     input:
-        init=segment_init,
-        init_optim=segment_init_optim,
-        teacher=segment_teacher,
-        prompts=run_prompts,  # filtered by the base of the run's lab seed
+        init=PIPELINE.segment_init,
+        init_optim=PIPELINE.segment_init_optim,
+        teacher=PIPELINE.segment_teacher,
+        prompts=PIPELINE.run_prompts,  # filtered by the base of the run's lab seed
     output:
         model=directory("results/runs/{task}/{run}/iter_{it}/model"),
         optim=directory("results/runs/{task}/{run}/iter_{it}/optim"),
@@ -21,13 +21,13 @@ rule segment:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=run_settings,
-        start=segment_start,
-        init_optim=init_optim_flag,
-        teacher=teacher_flag,
+        settings=PIPELINE.run_settings,
+        start=PIPELINE.segment_start,
+        init_optim=PIPELINE.init_optim_flag,
+        teacher=PIPELINE.teacher_flag,
         root=subpath(output.metrics, ancestor=2),
-        launcher=segment_launcher,
-        tp=tp_flag,
+        launcher=PIPELINE.segment_launcher,
+        tp=PIPELINE.tp_flag,
     shell:
         "{params.launcher} --config {params.config} --run {wildcards.run} "
         "--task {wildcards.task} --start {params.start} --end {wildcards.it} "
@@ -41,13 +41,3 @@ use rule segment as segment_handoff with:
         model=temp(directory("results/runs/{task}/{run}/iter_{it}/handoff/model")),
         optim=temp(directory("results/runs/{task}/{run}/iter_{it}/handoff/optim")),
         metrics="results/runs/{task}/{run}/iter_{it}/handoff.json",
-    params:
-        config=CONFIG_FILE,
-        kernels=CPU_KERNELS,
-        settings=run_settings,
-        start=segment_start,
-        init_optim=init_optim_flag,
-        teacher=teacher_flag,
-        root=subpath(output.metrics, ancestor=2),
-        launcher=segment_launcher,
-        tp=tp_flag,

@@ -1,11 +1,11 @@
 # SFT+GRPO's supervised stage: the teacher's correct trajectories on the training prompts, then
-# next-token training of the base; its model is the run's iteration-0 policy (checkpoint_dir).
+# next-token training of the base; its model is the run's iteration-0 policy (PIPELINE.checkpoint_dir).
 # Base, teacher and prompts are those of the run's lab seed.
 rule sft:
     input:
-        init=run_base,
-        teacher=run_teacher,
-        prompts=run_prompts,
+        init=PIPELINE.run_base,
+        teacher=PIPELINE.run_teacher,
+        prompts=PIPELINE.run_prompts,
     output:
         model=directory("results/runs/{task}/{run}/sft/model"),
         samples="results/runs/{task}/{run}/sft/samples.parquet",
@@ -20,7 +20,7 @@ rule sft:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=run_settings,
+        settings=PIPELINE.run_settings,
         out=subpath(output.metrics, parent=True),
     shell:
         "python -m mintrl.sft --config {params.config} --run {wildcards.run} "

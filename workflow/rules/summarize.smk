@@ -1,8 +1,8 @@
 # A target's results table and plots (rows runs, columns benchmarks + average).
 rule summarize:
     input:
-        evals=summary_evaluations,
-        segments=summary_segments,
+        evals=PIPELINE.summary_evaluations,
+        segments=PIPELINE.summary_segments,
     output:
         table=report(SUMMARY_FILES["table"], caption="../report/table.rst", category="{scope}"),
         csv=SUMMARY_FILES["csv"],
@@ -22,7 +22,7 @@ rule summarize:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
-        order=summary_order,
+        order=PIPELINE.summary_order,
         out=subpath(output.table, parent=True),
     shell:
         "python -m mintrl.summarize --config {params.config} --evals {input.evals} "

@@ -2,9 +2,9 @@
 # each lab seed's base (`base`, `base-lab1`, ...), plus one per target holding its summary. Logging is idempotent and takes a file lock.
 rule track:
     input:
-        segments=run_segment_metrics,
-        sft=run_sft_metrics,
-        evals=tracked_evaluations,
+        segments=PIPELINE.run_segment_metrics,
+        sft=PIPELINE.run_sft_metrics,
+        evals=PIPELINE.tracked_evaluations,
     output:
         "results/tracking/{tracked}/upto_{it}.json",
     log:
@@ -23,7 +23,7 @@ rule track:
 
 rule track_summary:
     input:
-        artifacts=summary_artifacts,
+        artifacts=PIPELINE.summary_artifacts,
     output:
         "results/tracking/summary-{scope}.json",
     log:

@@ -4,7 +4,7 @@
 # chosen values into the config (with the grid and the date), so the main command never tunes.
 rule evaluate_validation:
     input:
-        model=tune_checkpoint,
+        model=PIPELINE.tune_checkpoint,
         prompts="results/data/{task}/validation.parquet",
     output:
         metrics="results/tune/{task}/{run}/metrics.json",
@@ -19,9 +19,9 @@ rule evaluate_validation:
     params:
         config=CONFIG_FILE,
         kernels=CPU_KERNELS,
-        settings=evaluate_settings,
+        settings=PIPELINE.evaluate_settings,
         samples=CFG.tune.samples,
-        iteration=lambda wildcards: RUNS[wildcards.run].spec.iterations,
+        iteration=PIPELINE.run_iterations,
         out=subpath(output.metrics, parent=True),
     shell:
         "python -m mintrl.evaluate --config {params.config} --checkpoint {input.model} "
@@ -31,7 +31,7 @@ rule evaluate_validation:
 
 rule tune_choose:
     input:
-        evals=tune_evaluations(),
+        evals=PIPELINE.tune_evaluations(),
     output:
         chosen="results/tune/chosen.yaml",
         table="results/tune/chosen.md",

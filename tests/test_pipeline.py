@@ -1,0 +1,100 @@
+"""The pipeline's files (mintrl.pipeline): what each rule reads, computed from the config and
+called by the rules with a job's wildcards. Tested here without Snakemake."""
+
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from mintrl.config import parse_config
+from mintrl.pipeline import Pipeline, one_of
+
+
+@pytest.fixture(scope="module")
+def micro():
+    with open("tests/micro.yaml") as f:
+        return Pipeline(parse_config(yaml.safe_load(f), "tests/micro.yaml"))
+
+
+def job(**wildcards):
+    return SimpleNamespace(**wildcards)
+
+
+def test_a_runs_segments_chain_through_hand_offs_and_kept_checkpoints(micro):
+    """grpo-s0: 4 iterations, one per job, evaluated at 2 and 4: iteration 1 hands off a
+    temporary checkpoint, iteration 2's is kept, and every segment starts from the one
+    before it with its optimizer state."""
+    first, second, third = (job(task="arith", run="grpo-s0", it=str(i)) for i in (1, 2, 3))
+    assert micro.segment_start(first) == 1
+    assert micro.segment_init(first) == "results/models/arith/base"
+    assert micro.segment_init_optim(first) == []
+    assert micro.segment_init(second) == "results/runs/arith/grpo-s0/iter_1/handoff/model"
+    assert micro.segment_init_optim(second) == "results/runs/arith/grpo-s0/iter_1/handoff/optim"
+    assert micro.segment_init(third) == "results/runs/arith/grpo-s0/iter_2/model"
+    assert micro.segment_metrics("arith", "grpo-s0", 1).endswith("iter_1/handoff.json")
+    assert micro.segment_metrics("arith", "grpo-s0", 2).endswith("iter_2/segment.json")
+    with pytest.raises(ValueError, match=r"no segment ends at iteration 7 \(ends: \[1, 2, 3, 4\]\)"):
+        micro.segment_start(job(task="arith", run="grpo-s0", it="7"))
+
+
+def test_sft_grpo_starts_rl_from_its_sft_model(micro):
+    assert micro.checkpoint_dir("arith", "sft-grpo", 0) == "results/runs/arith/sft-grpo/sft/model"
+    assert micro.run_sft_metrics(job(tracked="sft-grpo")) == [
+        "results/runs/arith/sft-grpo/sft/metrics.json"]
+    assert micro.run_sft_metrics(job(tracked="grpo-s0")) == []
+
+
+def test_the_teacher_is_an_input_only_where_the_method_uses_it(micro):
+    """MInTRL's phase is iterations 1..T_I = 2: its judge and intervener need the teacher
+    there, not after; GRPO never; OPD always."""
+    teacher = "results/models/arith/teacher"
+    assert micro.segment_teacher(job(task="arith", run="mintrl-proxy", it="1")) == teacher
+    assert micro.segment_teacher(job(task="arith", run="mintrl-proxy", it="3")) == []
+    assert micro.segment_teacher(job(task="arith", run="grpo-s0", it="1")) == []
+    assert micro.segment_teacher(job(task="arith", run="opd", it="2")) == teacher
+
+
+def test_the_main_command_runs_each_rows_first_pair_and_main_table_all(micro):
+    assert micro.scope_runs("main") == ["grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor"]
+    assert micro.scope_runs("main_table") == micro.scope_runs("main")[:1] + [
+        "grpo-s1", *micro.scope_runs("main")[1:]]
+    assert micro.scope_runs("ablation_lr") == ["grpo-lr0.001-tasksarith-s0"]
+    everything = micro.target("main")
+    assert "results/runs/arith/grpo-s0/iter_4/model" in everything
+    assert "results/eval/lab/intfn/teacher/metrics.json" in everything
+    assert "results/summary/main/table.md" in everything
+    assert not any("grpo-s1" in f for f in everything)
+
+
+def test_evaluations_of_a_run_are_its_labs_base_and_its_kept_checkpoints(micro):
+    assert micro.run_evaluations("grpo-s0", upto=2, tasks=["arith"]) == [
+        "results/eval/lab/arith/base/metrics.json",
+        "results/eval/arith/grpo-s0/iter_2/metrics.json"]
+
+
+def test_a_segment_with_ranks_or_gpus_is_launched_by_torchrun(micro):
+    wc = job(task="arith", run="grpo-s0", it="1")
+    assert micro.segment_launcher(wc, SimpleNamespace()) == "python -m mintrl.segment"
+    launcher = micro.segment_launcher(wc, SimpleNamespace(gpu=4, tp=2))
+    assert "--nproc_per_node 2 -m mintrl.segment --" in launcher
+    assert micro.tp_flag(wc, SimpleNamespace(tp=2)) == "--tensor-parallel 2"
+
+
+def test_a_wildcard_constraint_matches_exactly_one_name():
+    import re
+
+    pattern = one_of(["grpo-s0", "grpo-s0.1"])
+    assert re.fullmatch(pattern, "grpo-s0") and re.fullmatch(pattern, "grpo-s0.1")
+    assert not re.fullmatch(pattern, "grpo-s0x1")  # the dot is literal
+    assert not re.fullmatch(one_of([]), "")
+
+
+def test_a_jobs_settings_hold_only_the_config_it_depends_on(micro):
+    """Editing a run's length reruns none of its segments; a task's teacher settings reach
+    only that teacher's pre-training."""
+    run = micro.run_settings(job(task="arith", run="grpo-s0"))
+    assert "iterations" not in run["spec"] and run["seed"] == 0
+    teacher = micro.pretrain_settings(job(task="arith", role="teacher"))
+    base = micro.pretrain_settings(job(task="arith", role="base"))
+    assert teacher["spec"] != base["spec"] and "checkpoint_every" not in base["spec"]
+    assert micro.pretrain_settings(job(task="arith", role="teacher-lab2"))["lab_seed"] == 2
