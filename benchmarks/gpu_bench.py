@@ -97,13 +97,13 @@ def reset_peak(device: str) -> None:
 
 
 def bench_train(args, shape: dict, gpu: bool) -> dict:
+    from mintrl.batching import pack
     from mintrl.config import RunSpec
-    from mintrl.objectives import get_objective
+    from mintrl.objectives import grpo_loss
+    from mintrl.train_targets import group_advantages
     from mintrl.trainer import (
         deepspeed_engine,
         forward_logprobs,
-        iteration_targets,
-        pack,
         train_iteration,
     )
 
@@ -135,8 +135,8 @@ def bench_train(args, shape: dict, gpu: bool) -> dict:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     opt = torch.optim.AdamW(model.parameters(), lr=1e-6, fused=gpu)
     mb = pack(df, np.arange(len(df)), 0)
-    adv = iteration_targets(df, spec, "grpo").advantages.to(args.device)
-    loss_fn = get_objective("grpo")
+    adv = group_advantages(df, spec, 0).to(args.device)
+    loss_fn = grpo_loss
     autocast = torch.autocast("cuda" if gpu else "cpu", dtype=torch.bfloat16, enabled=gpu)
     torch_s = []
     for _ in range(args.steps + 1):

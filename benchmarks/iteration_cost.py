@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 
 from mintrl.config import load_config
+from mintrl.config.runs import resolve_runs
 from mintrl.io import write_json
-from mintrl.runs import resolve_runs
 
 RESULTS = Path("results")
 PARTS = ["generate", "judge", "intervene", "reward", "old_logprobs", "update", "checkpoint"]

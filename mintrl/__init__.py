@@ -15,12 +15,14 @@ Rollouts and intervention
   judges          find the earliest wrong step (oracle, likelihood)
   interveners     write the correction (teacher, self, noisy)
   chat_policies   a prompted chat LLM as judge and intervener (the paper setting)
+  intervention    which judge and intervener a run uses, built from its spec
   engine/         generation engines (transformers, vLLM, mixed-policy for MENTOR)
   steps           split a response into steps
   prompting       the one place a prompt becomes token ids
 Training
   rl_loop         a segment's iterations: rollout then train, checkpointing, resume
   trainer         DeepSpeed engine, optimizer state, one optimisation round
+  batching        minibatch plans, each rank's share, packing rows into tensors
   logprobs        recomputed per-token log-probs (chunked LM head)
   distributed     data parallelism across a segment's processes
 Data and rewards
@@ -31,9 +33,9 @@ Data and rewards
   tokenizer       the toy models' character tokenizer
   models          the toy Qwen3-architecture model configs
 Configuration and the workflow
-  config          the config model: every key, its meaning and default; the JSON schema
+  config/         the config model: every key, its meaning and default; loading, the JSON
+                  schema, runs = base run + overrides + (lab seed, RL seed) (config.runs)
   config_reference  docs/config.md, generated from the config model
-  runs            runs = base run + overrides + (lab seed, RL seed)
   pipeline        what each Snakemake rule reads and each target needs
   job_settings    each job's ``settings`` param: the config its output depends on
   registry        name -> function registries

@@ -94,7 +94,7 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str, 
 
 def reference() -> str:
     lines = ["# Configuration reference", "",
-             "Generated from the config model (`mintrl/config.py`) by "
+             "Generated from the config model (`mintrl/config/`) by "
              "`python -m mintrl.config_reference docs/config.md`; do not edit by hand. "
              "`config/config.yaml` is the embedded default, `config/paper.yaml` the paper's "
              "setting. A run (`runs.<i>`) is `rl` plus its `overrides` (dotted keys of `rl`, "

@@ -7,7 +7,7 @@ files. A base of :class:`mintrl.pipeline.Pipeline`: methods take the job's wildc
 
 from __future__ import annotations
 
-from mintrl.runs import RUN_LENGTH_KEYS, split_lab_model
+from mintrl.config.runs import RUN_LENGTH_KEYS, split_lab_model
 
 
 class JobSettings:
@@ -95,7 +95,7 @@ class JobSettings:
 
     def run_settings(self, wildcards):
         # Only keys that differ from their defaults: a key added for a new method must not rerun
-        # every finished run (changing a default in mintrl/config.py is a code change, not a
+        # every finished run (changing a default in mintrl/config/ is a code change, not a
         # config change). Nor the run-length keys: extending a run reruns none of its segments.
         run = self.runs[wildcards.run]
         return {

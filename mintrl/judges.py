@@ -129,22 +129,6 @@ class NoisyJudge:
 JUDGES = ("oracle", "likelihood", "chat")
 
 
-def make_judge(name: str, engine=None, tokenizer=None, threshold: float = -4.0) -> Judge:
-    """The judge named in the config; ``likelihood`` and ``chat`` need the teacher's engine
-    and tokenizer."""
-    if name == "oracle":
-        return OracleJudge()
-    if name not in JUDGES:
-        raise KeyError(f"unknown judge {name!r}; known: {list(JUDGES)}")
-    if engine is None:
-        raise ValueError(f"the {name} judge needs a model (the teacher)")
-    if name == "likelihood":
-        return LikelihoodJudge(engine.model, tokenizer, threshold)
-    from mintrl.chat_policies import ChatJudge  # it imports this module
-
-    return ChatJudge(engine, tokenizer)
-
-
 def agreement(judged: list[Verdict], oracle: list[Verdict], first_reviewed: list[int]
               ) -> dict[str, int]:
     """Counts for precision and recall of a judge against the oracle, per review.

@@ -14,9 +14,7 @@ from __future__ import annotations
 import re
 
 from mintrl.config import Config
-from mintrl.job_settings import JobSettings
-from mintrl.methods import get_method
-from mintrl.runs import (
+from mintrl.config.runs import (
     ROLES,
     kept_iterations,
     lab_model,
@@ -27,6 +25,8 @@ from mintrl.runs import (
     run_lab_seed,
     segment_ends,
 )
+from mintrl.job_settings import JobSettings
+from mintrl.methods import get_method
 
 FACT_TOY_SPLITS = ["train", "validation", "easy", "medium", "hard"]
 LENGTH_TOY_SPLITS = ["train", "validation", "easy", "hard"]

@@ -23,16 +23,15 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from mintrl.chat_policies import ChatIntervener
 from mintrl.config import Config
+from mintrl.config.runs import Run
 from mintrl.distributed import barrier, gather_objects, is_main, rank, shard, world
 from mintrl.engine import load_engine
 from mintrl.engine.mixed import shared_vocab_check
 from mintrl.engine.transformers_engine import TransformersEngine
 from mintrl.inspector import write_inspector
-from mintrl.interveners import ModelIntervener, NoisyIntervener
+from mintrl.intervention import intervention_policies
 from mintrl.io import read_table, write_json, write_table
-from mintrl.judges import NoisyJudge, make_judge
 from mintrl.methods import get_method
 from mintrl.objectives import get_objective
 from mintrl.progress import progress
@@ -44,7 +43,6 @@ from mintrl.rollout import (
     sampling_for,
     select_prompts,
 )
-from mintrl.runs import Run
 from mintrl.schemas import INTERVENTION, ROLLOUTS
 from mintrl.trainer import (
     deepspeed_engine,
@@ -196,25 +194,7 @@ def run_iterations(job: SegmentJob) -> dict:
             t_sync = time.perf_counter()
             sampler.load_weights(engine.module.state_dict())
             metrics["time/weight_sync"] = time.perf_counter() - t_sync
-        t0 = time.perf_counter()
-        out = iter_dir(root, it)
-        # working state inside the segment (pruned as it moves on); the kept one at its end
-        model_dir, optim_dir = ((out / "state" / "model", out / "state" / "optim")
-                                if it < job.end else (job.out_model, job.out_optim))
-        save_policy(engine, tokenizer, model_dir)
-        save_optimizer_state(engine, optim_dir, it)
-        metrics["time/checkpoint"] = time.perf_counter() - t0
-        barrier()  # every rank's checkpoint shard is on disk
-        if is_main():
-            write_json(out / "metrics.json", metrics)
-            if it < job.end:
-                # The marker is written last: a resume only trusts an iteration whose
-                # rollouts, metrics, model and optimizer state are all on disk.
-                write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
-                prune_state(root, job.start, it - 1)
-            print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
-                  f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
-                  f"({metrics['time/iteration']:.1f} s)", flush=True)
+        checkpoint(job, engine, tokenizer, it, metrics, fp)
         bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}", refresh=False)
         barrier()
     return {
@@ -223,6 +203,29 @@ def run_iterations(job: SegmentJob) -> dict:
         "state_load": t_ready - t_ds_done,
         "resumed_after": done if src else None,
     }
+
+
+def checkpoint(job: SegmentJob, engine, tokenizer, it: int, metrics: dict, fp: str) -> None:
+    """Save iteration ``it``'s model and optimizer state (working state inside the segment,
+    pruned as it moves on; the kept one at its end) and its metrics; then mark it complete."""
+    t0 = time.perf_counter()
+    out = iter_dir(job.root, it)
+    model_dir, optim_dir = ((out / "state" / "model", out / "state" / "optim")
+                            if it < job.end else (job.out_model, job.out_optim))
+    save_policy(engine, tokenizer, model_dir)
+    save_optimizer_state(engine, optim_dir, it)
+    metrics["time/checkpoint"] = time.perf_counter() - t0
+    barrier()  # every rank's checkpoint shard is on disk
+    if is_main():
+        write_json(out / "metrics.json", metrics)
+        if it < job.end:
+            # The marker is written last: a resume only trusts an iteration whose
+            # rollouts, metrics, model and optimizer state are all on disk.
+            write_json(out / "state" / "done.json", {"fingerprint": fp, "iteration": it})
+            prune_state(job.root, job.start, it - 1)
+        print(f"[segment] iter {it}: reward {metrics['rollout/reward']:.3f} "
+              f"loss {metrics['losses/loss']:.4f} grad {metrics['losses/grad_norm']:.3f} "
+              f"({metrics['time/iteration']:.1f} s)", flush=True)
 
 
 def policy_sampler(spec, engine, tokenizer, checkpoint: Path, device: str,
@@ -256,28 +259,6 @@ def load_teacher(spec, job: SegmentJob, tokenizer, first: int, gpu_memory: float
     if hasattr(teacher, "model"):
         teacher.model.eval()
     return teacher, tok
-
-
-def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
-    """Judge and intervener for a segment starting in a semi-on-policy phase (MInTRL and its
-    corrections-only control), else None."""
-    if spec.rollout_mode_at(first) != "semi-on-policy":
-        return None, None
-    judge = make_judge(spec.judge, teacher, tok, spec.judge_threshold)
-    if spec.judge_miss_rate or spec.judge_false_alarm_rate:
-        judge = NoisyJudge(judge, spec.judge_miss_rate, spec.judge_false_alarm_rate, first)
-    if spec.intervener == "self":  # the policy itself, given the reference solution
-        intervener = ModelIntervener(sampler, tokenizer, tokenizer, privileged=True)
-    elif spec.intervener == "chat":
-        intervener = ChatIntervener(teacher, tok, tokenizer)
-    elif spec.intervener == "self_chat":  # the policy prompted as the intervener
-        intervener = ChatIntervener(sampler, tokenizer, tokenizer)
-    else:
-        intervener = ModelIntervener(teacher, tok, tokenizer)
-    if spec.wrong_correction_rate:
-        intervener = NoisyIntervener(intervener, len(tokenizer), spec.wrong_correction_rate,
-                                     first)
-    return judge, intervener
 
 
 def const_c(spec, root: Path) -> float | None:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import RunSpec
+from mintrl.config import RunSpec, load_run
 from mintrl.distributed import gather_objects
 from mintrl.engine import Sampling, load_engine
 from mintrl.engine.mixed import MixedPolicySampler
@@ -28,7 +28,6 @@ from mintrl.judges import OracleJudge
 from mintrl.logprobs import response_entropies
 from mintrl.prompting import encode_prompts
 from mintrl.registry import Registry
-from mintrl.runs import load_run
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
 from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem, get_task, grade

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
+    from mintrl.config import load_run
     from mintrl.rl_loop import JobError, SegmentJob, run_segment
-    from mintrl.runs import load_run
 
     imports = time.perf_counter() - T_START
     cfg, run = load_run(args.pop("config"), args.pop("run"))

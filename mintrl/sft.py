@@ -21,22 +21,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import SFTSpec
+from mintrl.batching import pack, plan_minibatches
+from mintrl.config import SFTSpec, load_run
 from mintrl.io import write_json, write_table
 from mintrl.models import count_parameters
 from mintrl.objectives import LossInputs, get_objective
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
-from mintrl.runs import load_run
 from mintrl.schemas import INTERVENTION, ROLLOUTS
-from mintrl.trainer import (
-    deepspeed_engine,
-    forward_logprobs,
-    pack,
-    plan_minibatches,
-    save_policy,
-)
+from mintrl.trainer import deepspeed_engine, forward_logprobs, save_policy
 
 SAMPLE_SEED, PLAN_SEED = 3, 4  # purposes of iteration_seed(run seed, 0, purpose)
 
@@ -86,11 +80,65 @@ def sft_train(engine, df: pd.DataFrame, spec: SFTSpec, pad_id: int, seed: int,
             "time/sft_train": time.perf_counter() - t0}
 
 
-def main(argv: list[str] | None = None) -> None:
+def run_sft(cfg, run, task: str, teacher_dir: Path, init: Path, prompts: Path, out: Path,
+            device: str) -> dict:
+    """SFT+GRPO's supervised stage for ``run`` on ``task``: the teacher's trajectories on the
+    prompts (``out/samples.parquet``), next-token training of ``init`` on the kept ones
+    (``out/model``); returns and writes its metrics (``out/metrics.json``)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mintrl.engine import load_engine
 
+    run_spec = run.spec_for(task)
+    spec = run_spec.sft
+    t_start = time.perf_counter()
+    print(f"[sft] {run.name}/{task}: {spec.samples_per_prompt} teacher samples per prompt, "
+          f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
+    # the teacher only writes text here: it runs where MInTRL's teacher runs (teacher_engine)
+    teacher, teacher_tok = load_engine(run_spec.teacher_engine, str(teacher_dir),
+                                       batch_size=512, device=device,
+                                       gpu_memory=cfg.vllm_gpu_memory)
+    policy_tok = AutoTokenizer.from_pretrained(init)
+    sampling = sampling_for(run_spec, cfg.tasks[task].max_new_tokens,
+                            iteration_seed(run.seed, 0, SAMPLE_SEED))
+    samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok,
+                                          load_problems(prompts), spec.samples_per_prompt,
+                                          sampling, run.name)
+    write_table(out / "samples.parquet", samples, ROLLOUTS)
+    kept = samples[samples["reward"] > 0] if spec.only_correct else samples
+    if kept.empty:
+        raise SystemExit(f"sft: none of the teacher's {len(samples)} samples is correct; "
+                         "set sft.only_correct: false or check the teacher")
+    kept = kept.reset_index(drop=True)
+    n_teacher = count_parameters(teacher_dir)
+    del teacher
+
+    model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
+    engine = deepspeed_engine(model, run_spec, device, lr=spec.lr)
+    stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
+                      iteration_seed(run.seed, 0, PLAN_SEED), device)
+    save_policy(engine, policy_tok, out / "model")
+    n_params = sum(p.numel() for p in engine.module.parameters())
+    generated = float(samples["response_ids"].map(len).sum())
+    metrics = {
+        "run": run.name, "task": task, "samples": len(samples), "kept": len(kept),
+        "teacher_accuracy": float(samples["reward"].mean()),
+        "teacher_tokens": generated, **stats,
+        "time/teacher_generate": times["generate"], "time/reward": times["reward"],
+        "time/total": time.perf_counter() - t_start,
+        # generation ≈ 2·N FLOPs per token (teacher), training ≈ 6·N per token (policy)
+        "compute/flops_estimate": 2 * n_teacher * generated
+        + 6 * n_params * stats["sft/trained_tokens"],
+    }
+    write_json(out / "metrics.json", metrics)
+    print(f"[sft] kept {len(kept)}/{len(samples)} teacher samples "
+          f"(teacher accuracy {metrics['teacher_accuracy']:.3f}); loss "
+          f"{stats['sft/first_loss']:.3f} -> {stats['sft/final_loss']:.3f} in "
+          f"{stats['sft/optimizer_steps']:.0f} steps; {metrics['time/total']:.1f} s", flush=True)
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.sft", description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
     ap.add_argument("--run", required=True)
@@ -104,55 +152,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
-    run_spec = run.spec_for(args.task)
-    spec = run_spec.sft
-    device = args.device or cfg.device
     torch.set_num_threads(args.threads or cfg.threads)
-    t_start = time.perf_counter()
-    print(f"[sft] {run.name}/{args.task}: {spec.samples_per_prompt} teacher samples per prompt, "
-          f"{spec.epochs} epochs at lr {spec.lr:g}, device {device}", flush=True)
-
-    # the teacher only writes text here: it runs where MInTRL's teacher runs (teacher_engine)
-    teacher, teacher_tok = load_engine(run_spec.teacher_engine, str(args.teacher),
-                                       batch_size=512, device=device,
-                                       gpu_memory=cfg.vllm_gpu_memory)
-    policy_tok = AutoTokenizer.from_pretrained(args.init)
-    problems = load_problems(args.prompts)
-    sampling = sampling_for(run_spec, cfg.tasks[args.task].max_new_tokens,
-                            iteration_seed(run.seed, 0, SAMPLE_SEED))
-    samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok, problems,
-                                          spec.samples_per_prompt, sampling, run.name)
-    write_table(args.out / "samples.parquet", samples, ROLLOUTS)
-    kept = samples[samples["reward"] > 0] if spec.only_correct else samples
-    if kept.empty:
-        raise SystemExit(f"sft: none of the teacher's {len(samples)} samples is correct; "
-                         "set sft.only_correct: false or check the teacher")
-    kept = kept.reset_index(drop=True)
-    n_teacher = count_parameters(args.teacher)
-    del teacher
-
-    model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
-    engine = deepspeed_engine(model, run_spec, device, lr=spec.lr)
-    stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
-                      iteration_seed(run.seed, 0, PLAN_SEED), device)
-    save_policy(engine, policy_tok, args.out / "model")
-    n_params = sum(p.numel() for p in engine.module.parameters())
-    generated = float(samples["response_ids"].map(len).sum())
-    metrics = {
-        "run": run.name, "task": args.task, "samples": len(samples), "kept": len(kept),
-        "teacher_accuracy": float(samples["reward"].mean()),
-        "teacher_tokens": generated, **stats,
-        "time/teacher_generate": times["generate"], "time/reward": times["reward"],
-        "time/total": time.perf_counter() - t_start,
-        # generation ≈ 2·N FLOPs per token (teacher), training ≈ 6·N per token (policy)
-        "compute/flops_estimate": 2 * n_teacher * generated
-        + 6 * n_params * stats["sft/trained_tokens"],
-    }
-    write_json(args.out / "metrics.json", metrics)
-    print(f"[sft] kept {len(kept)}/{len(samples)} teacher samples "
-          f"(teacher accuracy {metrics['teacher_accuracy']:.3f}); loss "
-          f"{stats['sft/first_loss']:.3f} -> {stats['sft/final_loss']:.3f} in "
-          f"{stats['sft/optimizer_steps']:.0f} steps; {metrics['time/total']:.1f} s", flush=True)
+    run_sft(cfg, run, args.task, args.teacher, args.init, args.prompts, args.out,
+            args.device or cfg.device)
 
 
 if __name__ == "__main__":

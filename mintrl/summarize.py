@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from mintrl.config.runs import Run, split_lab_model
 from mintrl.io import atomic_path
 from mintrl.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
-from mintrl.runs import Run, split_lab_model
 from mintrl.stats import benchmark_order, cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     config_runs, specs, reference = {}, {}, None
     if args.config:
         from mintrl.config import load_config
-        from mintrl.runs import reference_run, resolve_runs
+        from mintrl.config.runs import reference_run, resolve_runs
 
         cfg = load_config(args.config)
         config_runs = resolve_runs(cfg)

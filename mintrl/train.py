@@ -17,14 +17,19 @@ from pathlib import Path
 
 import torch
 
+from mintrl.config import load_run
 from mintrl.io import read_table, write_json
 from mintrl.objectives import get_objective
 from mintrl.rollout import iteration_seed
-from mintrl.runs import load_run
 from mintrl.schemas import ROLLOUTS
 
 
-def main(argv: list[str] | None = None) -> None:
+def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Path | None,
+                      out_model: Path, out_optim: Path, const_c: float | None,
+                      teacher_dir: Path | None, device: str) -> dict[str, float]:
+    """One iteration of ``run``'s objective on the rollout table ``df``, starting from the
+    policy that sampled it (``init``, and ``init_optim``'s optimizer state); writes the
+    model, the optimizer state and ``<out_model>.train.json``; returns the metrics."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mintrl.trainer import (
@@ -35,6 +40,34 @@ def main(argv: list[str] | None = None) -> None:
         train_iteration,
     )
 
+    objective = get_objective(spec.objective_at(iteration))
+    if "anchor_logprobs" in objective.needs and spec.anchor == "const" and const_c is None:
+        raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
+    if "teacher_logprobs" in objective.needs and not teacher_dir:
+        raise SystemExit(f"the {spec.objective_at(iteration)} objective needs the teacher: "
+                         "pass --teacher CHECKPOINT")
+    tokenizer = AutoTokenizer.from_pretrained(init)
+    model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
+    engine = deepspeed_engine(model, spec, device)
+    if init_optim:
+        load_optimizer_state(engine, init_optim)
+    teacher = None
+    if teacher_dir:
+        from mintrl.engine.mixed import shared_vocab_check
+
+        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(teacher_dir), run.method)
+        teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype="float32")
+        teacher.to(device).eval()
+    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
+                            iteration_seed(run.seed, iteration, 2), device,
+                            const_c=const_c, teacher_model=teacher, iteration=iteration)
+    save_policy(engine, tokenizer, out_model)
+    save_optimizer_state(engine, out_optim, iteration)
+    write_json(out_model.parent / f"{out_model.name}.train.json", stats)
+    return stats
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m mintrl.train", description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
     ap.add_argument("--run", required=True)
@@ -58,32 +91,10 @@ def main(argv: list[str] | None = None) -> None:
     if missing:
         raise SystemExit(f"{args.rollouts}: not a rollouts table, missing columns {missing}")
     torch.set_num_threads(args.threads or cfg.threads)
-    args.device = args.device or cfg.device
-    tokenizer = AutoTokenizer.from_pretrained(args.init)
-    model = AutoModelForCausalLM.from_pretrained(args.init, dtype="float32")
-    engine = deepspeed_engine(model, spec, args.device)
-    if args.init_optim:
-        load_optimizer_state(engine, args.init_optim)
-    objective = get_objective(spec.objective_at(args.iteration))
-    c = args.const_c if args.const_c is not None else spec.const_c
-    if "anchor_logprobs" in objective.needs and spec.anchor == "const" and c is None:
-        raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
-    teacher = None
-    if args.teacher:
-        from mintrl.engine.mixed import shared_vocab_check
-
-        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(args.teacher), run.method)
-        teacher = AutoModelForCausalLM.from_pretrained(args.teacher, dtype="float32")
-        teacher.to(args.device).eval()
-    elif "teacher_logprobs" in objective.needs:
-        raise SystemExit(f"the {spec.objective_at(args.iteration)} objective needs the teacher: "
-                         "pass --teacher CHECKPOINT")
-    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
-                            iteration_seed(run.seed, args.iteration, 2), args.device,
-                            const_c=c, teacher_model=teacher, iteration=args.iteration)
-    save_policy(engine, tokenizer, args.out_model)
-    save_optimizer_state(engine, args.out_optim, args.iteration)
-    write_json(args.out_model.parent / f"{args.out_model.name}.train.json", stats)
+    stats = train_on_rollouts(run, spec, df, args.iteration, args.init, args.init_optim,
+                              args.out_model, args.out_optim,
+                              args.const_c if args.const_c is not None else spec.const_c,
+                              args.teacher, args.device or cfg.device)
     print(json.dumps(stats, indent=1), flush=True)
 
 

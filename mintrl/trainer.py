@@ -17,16 +17,16 @@ import pandas as pd
 import torch
 
 from mintrl.anchors import get_anchor
+from mintrl.batching import MicroBatch, pack, plan_minibatches, rank_share
 from mintrl.config import RunSpec
 from mintrl.distributed import (
     loss_scale,
-    rank,
     shared_atomic_path,
     sum_floats,
     sum_tensor,
     world,
 )
-from mintrl.logprobs import lm_logprobs, pack_right_padded
+from mintrl.logprobs import lm_logprobs
 from mintrl.objectives import LossInputs, Objective, get_objective
 from mintrl.train_targets import rewards_of
 
@@ -129,68 +129,6 @@ def load_optimizer_state(engine, folder: Path) -> int:
     if client is None:
         raise FileNotFoundError(f"{folder}: DeepSpeed could not load tag {DS_TAG!r}")
     return int(client["iteration"])
-
-
-@dataclass
-class MicroBatch:
-    """Packed sequences of one forward pass; tensors are (b, T)."""
-
-    rows: np.ndarray  # indices into the iteration's rollout table
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    response_mask: torch.Tensor  # 1 at response tokens (predicted positions)
-    intervention: torch.Tensor  # 1 at response tokens an intervener wrote
-    generator_logprobs: torch.Tensor  # log-prob recorded by each token's generator
-    guided: torch.Tensor  # (b,) 1 for rows MENTOR drew from the student/teacher mixture
-
-
-def rank_share(mini: list[np.ndarray], micro_batch_size: int) -> list[np.ndarray]:
-    """This rank's rows of one minibatch (``plan_minibatches``' micro-batches), split again
-    into micro-batches of at most ``micro_batch_size`` rows. One process: unchanged."""
-    if world() == 1:
-        return mini
-    mine = np.array_split(np.concatenate(mini), world())[rank()]
-    if len(mine) == 0:
-        raise ValueError(f"rl.minibatch_size: a minibatch of {sum(map(len, mini))} rollouts "
-                         f"cannot give each of {world()} ranks one; use fewer processes or a "
-                         "larger minibatch")
-    n_micro = -(-len(mine) // micro_batch_size)
-    return [np.sort(m) for m in np.array_split(mine, n_micro)]
-
-
-def plan_minibatches(n: int, spec, seed: int) -> list[list[np.ndarray]]:
-    """Shuffled minibatches of about ``minibatch_size`` rows, each split into micro-batches
-    of at most ``micro_batch_size`` rows, for ``epochs`` passes (``spec``: a RunSpec or an
-    SFTSpec). Returns index arrays only (no tensors yet)."""
-    rng = np.random.default_rng(seed)
-    plans = []
-    for _ in range(spec.epochs):
-        order = rng.permutation(n)
-        n_mini = max(1, round(n / spec.minibatch_size))
-        for mini in np.array_split(order, n_mini):
-            n_micro = -(-len(mini) // spec.micro_batch_size)
-            plans.append([np.sort(m) for m in np.array_split(mini, n_micro)])
-    return plans
-
-
-def pack(df: pd.DataFrame, rows: np.ndarray, pad_id: int) -> MicroBatch:
-    prompts = [list(df["prompt_ids"].iat[i]) for i in rows]
-    responses = [list(df["response_ids"].iat[i]) for i in rows]
-    ids, attn, resp = pack_right_padded(prompts, responses, pad_id)
-    inter = torch.zeros(ids.shape, dtype=torch.float32)
-    gen = torch.zeros(ids.shape, dtype=torch.float32)
-    has = "provenance" in df.columns
-    for b, i in enumerate(rows):
-        start, n = len(prompts[b]), len(responses[b])
-        if has:
-            inter[b, start : start + n] = torch.tensor(list(df["provenance"].iat[i]),
-                                                       dtype=torch.float32)
-            gen[b, start : start + n] = torch.tensor(list(df["logprobs"].iat[i]),
-                                                     dtype=torch.float32)
-    guided = torch.zeros(len(rows))
-    if "kind" in df.columns:
-        guided = torch.tensor((df["kind"].to_numpy()[rows] == "guided").astype("float32"))
-    return MicroBatch(rows, ids, attn, resp, inter, gen, guided)
 
 
 def forward_logprobs(model, mb: MicroBatch, device: str, with_entropy: bool = False):
@@ -346,7 +284,20 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
         stats["grad_norm"].append(grad_norm)
         stats["tokens"] += mb_tokens
     t2 = time.perf_counter()
-    if world() > 1:  # each rank saw its share: the logged numbers are the whole batch's
+    out = iteration_stats(stats, ref, len(plans), device) | {"time/old_logprobs": t1 - t0,
+                                                               "time/update": t2 - t1}
+    if targets.advantages is not None:
+        out["policy/advantage_abs"] = float(targets.advantages.abs().mean())
+    if ref["anchor"]:
+        out |= step0_residuals(df, micro, ref, targets, spec)
+    return out
+
+
+def iteration_stats(stats: dict, ref: dict, steps: int, device: str) -> dict[str, float]:
+    """What an iteration logs of its optimisation (``stats``: per minibatch loss and grad
+    norm, summed clip and KL counts and tokens) and of its reference pass; summed over the
+    ranks first, which each saw their share."""
+    if world() > 1:
         stats["loss"] = sum_floats(stats["loss"], device)
         stats["clip"], stats["kl"] = sum_floats([stats["clip"], stats["kl"]], device)
         keys = ["entropy", "tokens", "int_logprob_sum", "int_tokens", "teacher_kl_sum",
@@ -357,20 +308,14 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
         "losses/grad_norm": float(np.mean(stats["grad_norm"])),
         "losses/clip_frac": stats["clip"] / max(stats["tokens"], 1.0),
         "losses/kl": stats["kl"] / max(stats["tokens"], 1.0),
-        "losses/optimizer_steps": float(len(plans)),
+        "losses/optimizer_steps": float(steps),
         "policy/entropy": ref["entropy"] / max(ref["tokens"], 1.0),
-        "time/old_logprobs": t1 - t0,
-        "time/update": t2 - t1,
     }
-    if targets.advantages is not None:
-        out["policy/advantage_abs"] = float(targets.advantages.abs().mean())
     if ref["int_tokens"]:
         out["intervention/policy_logprob"] = ref["int_logprob_sum"] / ref["int_tokens"]
     if ref["teacher"]:
         # k1 estimate of KL(π_t ‖ π_I) per token on the sampled tokens
         out["distill/teacher_kl"] = ref["teacher_kl_sum"] / max(ref["teacher_kl_tokens"], 1.0)
-    if ref["anchor"]:
-        out |= step0_residuals(df, micro, ref, targets, spec)
     return out
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import yaml
 
 from mintrl.config import ConfigError, load_config, parse_config
+from mintrl.config.runs import tune_points
 from mintrl.io import atomic_path
-from mintrl.runs import tune_points
 
 BEGIN, END = "# >>> tuned", "# <<< tuned"
 

@@ -6,12 +6,13 @@ import pytest
 import torch
 
 from mintrl.advantages import get_advantage, mentor_advantages
+from mintrl.batching import pack
 from mintrl.config import ModelArch, RunSpec
 from mintrl.engine.base import Sampling
 from mintrl.engine.mixed import MixedPolicySampler, mix, mixing_weights, shared_vocab_check
 from mintrl.models import build_model
 from mintrl.objectives import LossInputs, get_objective, opd_loss, sft_loss
-from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, train_iteration
+from mintrl.trainer import deepspeed_engine, forward_logprobs, train_iteration
 
 ARCH = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
                  num_kv_heads=1, max_positions=128)

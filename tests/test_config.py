@@ -106,7 +106,7 @@ def _with_runs(runs):
 
 
 def test_runs_are_base_run_plus_overrides_plus_seed():
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     data = _with_runs(None)
     data["runs"] = [{"method": "grpo", "seeds": [0, 1]},
@@ -127,7 +127,7 @@ def test_two_runs_with_one_name_are_refused():
 
 def test_segments_end_at_evaluation_points_and_the_last_iteration():
     from mintrl.config import RunSpec
-    from mintrl.runs import kept_iterations, segment_ends
+    from mintrl.config.runs import kept_iterations, segment_ends
 
     spec = RunSpec(iterations=25, iterations_per_job=10, eval_every=15)
     assert kept_iterations(spec) == [15, 25]
@@ -210,7 +210,7 @@ def test_the_workflow_is_snakefmt_clean():
 
 
 def test_lab_seeds_pair_with_the_rl_seeds_and_name_the_runs():
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     data = _with_runs([{"method": "grpo", "seeds": [0, 1, 2], "lab_seeds": [0, 1, 2]},
                        {"method": "opd", "name": "opd", "seeds": [0, 1], "lab_seeds": [0, 1]},
@@ -227,7 +227,7 @@ def test_lab_seeds_pair_with_the_rl_seeds_and_name_the_runs():
 
 def test_without_lab_seeds_every_rl_seed_is_on_lab_zero():
     from mintrl.config import RunEntry
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     assert RunEntry(method="grpo", seeds=[4, 5]).pair_lab_seeds == [0, 0]
     runs = resolve_runs(parse_config(_with_runs([{"method": "grpo", "seeds": [0, 1]}])))
@@ -236,7 +236,7 @@ def test_without_lab_seeds_every_rl_seed_is_on_lab_zero():
 
 
 def test_the_default_main_table_pairs_three_labs_and_the_rest_stays_on_lab_zero():
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     runs = resolve_runs(load_config(DEFAULT))
     main = {(r.entry, r.lab_seed, r.seed) for r in runs.values() if r.group == "main"}
@@ -248,7 +248,7 @@ def test_the_default_main_table_pairs_three_labs_and_the_rest_stays_on_lab_zero(
 
 
 def test_tuning_runs_use_the_rows_first_pair():
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     data = _with_runs([{"method": "grpo", "name": "grpo", "seeds": [5, 6],
                         "lab_seeds": [2, 0]}])
@@ -259,7 +259,7 @@ def test_tuning_runs_use_the_rows_first_pair():
 
 
 def test_lab_model_names_and_their_inverse():
-    from mintrl.runs import lab_model, lab_suffix, run_lab_seed, split_lab_model
+    from mintrl.config.runs import lab_model, lab_suffix, run_lab_seed, split_lab_model
 
     assert [lab_model("base", 0), lab_model("teacher", 2)] == ["base", "teacher-lab2"]
     assert lab_suffix(0) == "" and lab_suffix(3) == "-lab3"

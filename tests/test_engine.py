@@ -2,11 +2,8 @@ import pytest
 import torch
 
 from mintrl.engine import Sampling
-from mintrl.engine.transformers_engine import (
-    TransformersEngine,
-    filter_logits,
-    inverse_cdf_draw,
-)
+from mintrl.engine.decoding import filter_logits, inverse_cdf_draw
+from mintrl.engine.transformers_engine import TransformersEngine
 
 
 def _engine(tiny_model, tokenizer, batch_size=64):

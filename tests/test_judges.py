@@ -107,7 +107,7 @@ def test_make_judge_builds_each_configured_judge_and_names_the_known_ones(tiny_m
 
     from mintrl.chat_policies import ChatJudge
     from mintrl.engine.transformers_engine import TransformersEngine
-    from mintrl.judges import make_judge
+    from mintrl.intervention import make_judge
 
     engine = TransformersEngine(tiny_model, tokenizer.eos_token_id, tokenizer.pad_token_id)
     assert isinstance(make_judge("oracle"), OracleJudge)

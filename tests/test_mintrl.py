@@ -9,11 +9,12 @@ import torch
 
 from mintrl.advantages import control_values
 from mintrl.anchors import const_anchor, get_anchor, intervener_anchor, proxy_anchor
+from mintrl.batching import pack
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
 from mintrl.objectives import advantage_regression_loss
 from mintrl.schemas import INTERVENTION, POLICY
-from mintrl.trainer import deepspeed_engine, pack, reference_pass, train_iteration
+from mintrl.trainer import deepspeed_engine, reference_pass, train_iteration
 
 
 def test_values_come_from_control_rollouts_only():

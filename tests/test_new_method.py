@@ -36,8 +36,8 @@ def test_a_method_registered_from_its_own_module_runs_a_segment(toy_method, tmp_
                                                                   tokenizer):
     from conftest import write_micro_lab
 
+    from mintrl.config import load_run
     from mintrl.rl_loop import SegmentJob, run_segment
-    from mintrl.runs import load_run
 
     root = write_micro_lab(tmp_path, tokenizer, {})
     cfg = yaml.safe_load((root / "cfg.yaml").read_text())

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from mintrl.config import ConfigError, load_config, parse_config
-from mintrl.runs import resolve_runs
+from mintrl.config.runs import resolve_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 # A chat template in the shape of Qwen3's: a non-thinking answer opens with an empty think block.

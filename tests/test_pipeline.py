@@ -33,7 +33,7 @@ def test_a_runs_segments_chain_through_hand_offs_and_kept_checkpoints(micro):
     assert micro.segment_init(third) == "results/runs/arith/grpo-s0/iter_2/model"
     assert micro.segment_metrics("arith", "grpo-s0", 1).endswith("iter_1/handoff.json")
     assert micro.segment_metrics("arith", "grpo-s0", 2).endswith("iter_2/segment.json")
-    with pytest.raises(ValueError, match=r"no segment ends at iteration 7 \(ends: \[1, 2, 3, 4\]\)"):
+    with pytest.raises(ValueError, match=r"no segment ends at iteration 7 \(ends: \[1, 2, 3, 4"):
         micro.segment_start(job(task="arith", run="grpo-s0", it="7"))
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
+from mintrl.batching import pack
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
 from mintrl.objectives import grpo_loss
@@ -12,7 +13,6 @@ from mintrl.trainer import (
     deepspeed_engine,
     forward_logprobs,
     load_optimizer_state,
-    pack,
     save_optimizer_state,
     train_iteration,
 )

@@ -10,10 +10,11 @@ import torch
 
 vllm = pytest.importorskip("vllm")
 
+from mintrl.batching import pack  # noqa: E402
 from mintrl.config import ModelArch, RunSpec  # noqa: E402
 from mintrl.engine.base import Sampling  # noqa: E402
 from mintrl.models import build_model  # noqa: E402
-from mintrl.trainer import deepspeed_engine, forward_logprobs, pack, train_iteration  # noqa: E402
+from mintrl.trainer import deepspeed_engine, forward_logprobs, train_iteration  # noqa: E402
 
 # vLLM's CPU attention takes head dims of 32 and up: width 128 over 4 heads.
 ARCH = ModelArch(hidden_size=128, intermediate_size=256, num_layers=2, num_heads=4,

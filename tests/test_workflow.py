@@ -385,7 +385,7 @@ def test_tune_scores_grid_points_on_validation_and_writes_them_into_a_config(fin
 
     from mintrl import tune
     from mintrl.config import load_config
-    from mintrl.runs import resolve_runs
+    from mintrl.config.runs import resolve_runs
 
     res = _snakemake(finished_run, "tune")
     assert res.returncode == 0, res.stderr[-3000:]

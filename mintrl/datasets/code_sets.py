@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mintrl.datasets import READERS, Row, records, source_name
+from mintrl.datasets.formats import READERS, Row, records, source_name
 from mintrl.rewards.code_tests import CodeTests, call_outputs
 from mintrl.tasks.base import Problem
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from mintrl.datasets import READERS, Row, records, source_name
+from mintrl.datasets.formats import READERS, Row, records, source_name
 from mintrl.tasks.base import Problem
 
 # The instruction Qwen3's math evaluations use: the reward reads the last \boxed{} answer.

@@ -19,8 +19,8 @@ import torch
 from transformers import DynamicCache
 
 from mintrl.engine.base import Sampling
+from mintrl.engine.decoding import cache_kwarg, sample_next
 from mintrl.engine.kv_cache import growing_cache
-from mintrl.engine.transformers_engine import cache_kwarg, sample_next
 
 
 class ChunkedDecoder:

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 import torch
 
 from mintrl.engine.base import Sampling
-from mintrl.engine.kv_cache import growing_cache
-from mintrl.engine.transformers_engine import (
+from mintrl.engine.decoding import (
     cache_kwarg,
     draw_tokens,
     drop_finished,
     filter_logits,
     left_padded,
 )
+from mintrl.engine.kv_cache import growing_cache
 
 
 def shared_vocab_check(policy_tokenizer, teacher_tokenizer, method: str) -> None:

@@ -16,7 +16,7 @@ import torch
 from transformers import StaticCache
 
 from mintrl.engine.base import Generation, Sampling
-from mintrl.engine.transformers_engine import cache_kwarg, left_padded, sample_next
+from mintrl.engine.decoding import cache_kwarg, left_padded, sample_next
 
 BUCKET = 64  # prompt widths are rounded up to this, so batches share compiled graphs
 

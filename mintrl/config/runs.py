@@ -4,7 +4,7 @@ RL seed) pair.
 ``resolve_runs(cfg)`` names and validates every run (main table, ablations, tuning points);
 ``segment_ends`` and ``kept_iterations`` say where a run's Snakemake jobs end and which
 checkpoints are evaluated and kept; ``lab_model`` / ``split_lab_model`` name the lab's models
-per lab seed. The keys themselves are defined in ``mintrl.config``.
+per lab seed. The keys themselves are defined in ``mintrl.config.rl`` and ``.model``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from mintrl.config import Config, ConfigError, RunEntry, RunSpec, load_config
+from mintrl.config.base import ConfigError
+from mintrl.config.model import Config, RunEntry
+from mintrl.config.rl import RunSpec
 from mintrl.methods import get_method
 
 
@@ -295,15 +296,6 @@ def tune_points(cfg: Config) -> dict[str, tuple[str, dict[str, Any]]]:
         for k, values in enumerate(itertools.product(*grid.values())):
             out[f"tune-{row}-{k}"] = (row, dict(zip(grid, values, strict=True)))
     return out
-
-
-def load_run(config: str | Path, name: str) -> tuple[Config, Run]:
-    """The config file and its run ``name``; an unknown name lists the runs (stage CLIs)."""
-    cfg = load_config(config)
-    runs = resolve_runs(cfg, str(config))
-    if name not in runs:
-        raise SystemExit(f"unknown run {name!r}; runs of {config}: {sorted(runs)}")
-    return cfg, runs[name]
 
 
 def kept_iterations(spec: RunSpec, stop: int = 0) -> list[int]:

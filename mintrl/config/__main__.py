@@ -1,0 +1,3 @@
+from mintrl.config.loading import main
+
+main()

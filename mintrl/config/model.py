@@ -1,0 +1,113 @@
+"""The root of the config (``Config``), the sweep's run entries and the tuning grids."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+
+from mintrl.config.base import Strict
+from mintrl.config.rl import EvalSpec, FilterSpec, RunSpec
+from mintrl.config.tasks import AnyTask
+
+
+class RunEntry(Strict):
+    """A run of the sweep: the base run (``rl``) + ``overrides``, once per (lab seed, RL seed)
+    pair."""
+
+    method: str = Field(description="Method name (a RunSpec.method value).")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, description="Keys of the base run to change; dotted keys reach "
+        "nested ones (``sampling.temperature``). They also name the run.")
+    seeds: list[int] = Field([0], min_length=1, description="RL seeds: one run per seed; the "
+                             "main command runs the first, `snakemake main_table` / `sweep` "
+                             "all.")
+    lab_seeds: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="Lab seeds, paired element-wise with `seeds` (same length): run k "
+        "starts from the base and teacher pre-trained with lab seed `lab_seeds[k]` (their "
+        "seeds + 1000 x lab seed) and trains on the prompts that base filtered, so a row's "
+        "spread includes the lab's noise, not one pre-training's luck. Lab seed k > 0 adds "
+        "`-lab<k>` to model and run names (`grpo-lab1-s1`). Default: lab seed 0 (the lab the "
+        "main command uses) for every RL seed. Toy tasks only: a dataset task's models are "
+        "fetched.")
+    name: str | None = Field(None, description="Run name instead of the generated one (with "
+                             "`-s<seed>`, or `-lab<k>-s<seed>`, when the entry has several "
+                             "pairs).")
+    group: str = Field(
+        "main", pattern=r"^[a-z][a-z0-9_]*$", description="Which table the run belongs to: "
+        "'main' (the main table: `snakemake`, `snakemake main_table`) or an ablation "
+        "(`snakemake ablation_<group>`); `snakemake sweep` runs every group.")
+
+    @field_validator("lab_seeds")
+    @classmethod
+    def _paired(cls, labs: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        seeds = info.data.get("seeds")  # absent when `seeds` itself failed
+        if labs is not None and seeds is not None and len(labs) != len(seeds):
+            raise ValueError(f"{len(labs)} lab seeds for {len(seeds)} seeds: they pair "
+                             "element-wise (run k: lab_seeds[k], seeds[k])")
+        return labs
+
+    @property
+    def pair_lab_seeds(self) -> list[int]:
+        """The lab seed of each RL seed's run (lab 0 for each when ``lab_seeds`` is unset)."""
+        return list(self.lab_seeds) if self.lab_seeds is not None else [0] * len(self.seeds)
+
+
+class TuneSpec(Strict):
+    """`snakemake tune`: short runs of each main-table row over its grid, scored on the
+    validation split (never the reported splits)."""
+
+    iterations: int = Field(16, ge=1, description="Iterations of each tuning run.")
+    tasks: list[str] = Field(["arith"], min_length=1, description="Tasks tuned on.")
+    samples: int = Field(8, ge=1, description="Validation samples per problem.")
+    grids: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict, description="Per main-table row: dotted key -> values tried "
+        "(their product). Every row gets the same number of points: an equal tuning budget.")
+
+
+class Config(Strict):
+    """Root of config/config.yaml."""
+
+    seed: int = Field(0, ge=0, description="Global seed; every stage derives its seeds from it.")
+    device: Literal["cpu", "cuda"] = Field(
+        "cpu", description="Where models run: 'cpu' (the embedded default) or 'cuda'.")
+    vllm_gpu_memory: float = Field(
+        0.4, gt=0, le=0.95, description="Share of a GPU's memory each vLLM engine takes "
+        "(vLLM's `gpu_memory_utilization`). A segment may hold two beside the trainer (a vLLM "
+        "policy and a vLLM teacher): their shares and DeepSpeed's share must fit in one GPU. "
+        "Evaluation and the filter hold one engine and nothing else (raise it there with "
+        "`--config` overrides if they run out of KV cache).")
+    threads: int = Field(
+        1, ge=1, description="torch threads per process: two jobs with two threads each on two "
+        "cores were 20-40x slower than one thread each."
+    )
+    tasks: dict[str, AnyTask] = Field(
+        description="Tasks by name: toy tasks (`kind: toy`, the default) by registered name; "
+        "dataset tasks (`kind: dataset`) under any name.")
+    evaluation: EvalSpec = Field(default_factory=EvalSpec, description="Evaluation settings.")
+    filter: FilterSpec = Field(default_factory=FilterSpec, description="Training-prompt filter.")
+    rl: RunSpec = Field(default_factory=RunSpec, description="The base run every run overrides.")
+    runs: list[RunEntry] = Field(
+        default_factory=list, description="The sweep: runs = base run + overrides + (lab "
+        "seed, RL seed) pair.")
+    tune: TuneSpec = Field(default_factory=TuneSpec, description="Tuning (`snakemake tune`).")
+    tuned: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Chosen values per main-table row, written by "
+        "`python -m mintrl.tune --apply` with the grid and date; applied on top of the row's "
+        "overrides (they do not change run names).")
+    ablation_reference: str | None = Field(
+        None, description="A main-table row (entry name) shown in every ablation table as the "
+        "reference point, on the ablation's tasks (its first (lab seed, RL seed) pair).")
+    main_iterations: int | None = Field(
+        None, ge=1, description="Where the main command (`snakemake`) stops the main table's "
+        "runs; `snakemake main_table` / `sweep` continue the same runs to their `iterations`. "
+        "None: no shorter main command.")
+    experiment: str = Field("mintrl", min_length=1, description="MLflow experiment name.")
+    tracking_uri: str = Field(
+        "sqlite:///results/mlflow.db", description="MLflow store (relative to the workdir).")
+
+
