@@ -67,6 +67,11 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "round_cost_arith_16-2-8.md", "round_cost_arith_16-3-16.md", "round_cost_intfn.md",
       "scaling_arith.md", "engines.md", "logprob_memory.md"]),
     ("The sandbox: hostile programs", "", ["hostile.md"]),
+    ("Notes on earlier measurements",
+     "The README's commentary on the length toy's sweep, the baselines at 40 iterations, the "
+     "cost per iteration and the toy lab's first audit, moved here when the README became a "
+     "user's guide (issue 24).",
+     ["notes_readme_history.md"]),
 ]
 
 

