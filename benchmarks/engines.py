@@ -40,11 +40,11 @@ def main() -> None:
     from mintrl.engine.base import Sampling
     from mintrl.engine.transformers_engine import TransformersEngine
     from mintrl.engine.vllm_engine import VLLMEngine
-    from mintrl.interveners import ModelIntervener
+    from mintrl.intervention.interveners import ModelIntervener
+    from mintrl.intervention.judges import OracleJudge
+    from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.io import read_table, write_json
-    from mintrl.judges import OracleJudge
     from mintrl.prompting import encode_prompts
-    from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.tasks import Problem
 
     torch.set_num_threads(1)

@@ -7,15 +7,15 @@
 Three parts, each on a fresh model, the GPU's peak memory reset between them:
 
 - **train**: one optimizer step on ``--micro`` sequences of ``--seq`` tokens with the GRPO
-  loss, through the project's own trainer (``mintrl.trainer.train_iteration`` on a DeepSpeed
-  engine: ZeRO-2, bf16) and through a plain torch loop (fp32 weights, bf16 autocast, fused
+  loss, through the project's own trainer (``mintrl.training.trainer.train_iteration`` on a
+  DeepSpeed engine: ZeRO-2, bf16) and through a plain torch loop (fp32 weights, bf16 autocast, fused
   AdamW, the same loss and clipping), alternating, ``--steps`` timed steps each after one
   warm-up. With ``--liger`` both sides get liger-kernel's Qwen3 RMSNorm, SwiGLU and RoPE
   kernels (the same kernels on both sides). Reports tokens/s, the DeepSpeed/torch ratio and
   MFU = 6·N·tokens/s / 989 TFLOP/s (N with the tied embedding counted once; recomputation under
   gradient checkpointing is not counted).
 - **score**: teacher-forced log-probs of ``--score-seqs`` sequences of ``--score-len`` tokens
-  (``mintrl.logprobs.response_logprobs``, bf16, batch 16): the anchors', OPD's and the old
+  (``mintrl.training.logprobs.response_logprobs``, bf16, batch 16): the anchors', OPD's and the old
   policy's pass. Target: 90k tokens/s.
 - **generate**: ``--gen-batch`` prompts, ``--gen-tokens`` new tokens each, with the
   transformers engine's dynamic cache and its static cache (compiled into a CUDA graph on
@@ -97,11 +97,11 @@ def reset_peak(device: str) -> None:
 
 
 def bench_train(args, shape: dict, gpu: bool) -> dict:
-    from mintrl.batching import pack
+    from mintrl.algo.objectives import grpo_loss
+    from mintrl.algo.train_targets import group_advantages
     from mintrl.config import RunSpec
-    from mintrl.objectives import grpo_loss
-    from mintrl.train_targets import group_advantages
-    from mintrl.trainer import (
+    from mintrl.training.batching import pack
+    from mintrl.training.trainer import (
         deepspeed_engine,
         forward_logprobs,
         train_iteration,
@@ -169,7 +169,7 @@ def bench_train(args, shape: dict, gpu: bool) -> dict:
 
 
 def bench_score(args, shape: dict, gpu: bool) -> dict:
-    from mintrl.logprobs import response_logprobs
+    from mintrl.training.logprobs import response_logprobs
 
     reset_peak(args.device)
     model = random_model(shape, args.device, torch.bfloat16 if gpu else torch.float32).eval()

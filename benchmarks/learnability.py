@@ -25,7 +25,7 @@ import pandas as pd
 
 from mintrl.config import load_config
 from mintrl.io import write_json
-from mintrl.stats import cell_stats
+from mintrl.report.stats import cell_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path("results")

@@ -1,5 +1,6 @@
 """Memory of the trainer's log-prob pass over a 151,936-token vocabulary: full logits against
-``mintrl.logprobs.lm_logprobs`` (LM head at response positions, chunked, recomputed backward).
+``mintrl.training.logprobs.lm_logprobs`` (LM head at response positions, chunked, recomputed
+backward).
 
     python benchmarks/logprob_memory.py     # -> results/benchmarks/logprob_memory.{json,md}
 
@@ -33,7 +34,7 @@ def step(variant: str, batch: int, seq: int, response: int) -> dict:
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from mintrl.logprobs import lm_logprobs
+    from mintrl.training.logprobs import lm_logprobs
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

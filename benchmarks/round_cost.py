@@ -34,10 +34,10 @@ import torch
 
 from mintrl.config import load_config
 from mintrl.engine import Sampling, load_engine
-from mintrl.interveners import ModelIntervener
+from mintrl.intervention.interveners import ModelIntervener
+from mintrl.intervention.judges import OracleJudge
+from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.io import read_table, write_json
-from mintrl.judges import OracleJudge
-from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem
 
 RESULTS = Path("results")

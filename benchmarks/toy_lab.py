@@ -32,9 +32,9 @@ from mintrl.config import load_config
 from mintrl.engine import Sampling, load_engine
 from mintrl.evaluate import sample_problems
 from mintrl.io import read_table, write_json
-from mintrl.logprobs import response_logprobs
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem, get_task
+from mintrl.training.logprobs import response_logprobs
 
 RESULTS = Path("results")
 BAND = (0.05, 0.60)  # a pass rate where a group of 8 rollouts has signal

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import SamplingSpec, load_config
+from mintrl.config import load_config
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_json, write_table
-from mintrl.passk import pass_at_k
 from mintrl.prompting import encode_prompts
+from mintrl.report.passk import pass_at_k
 from mintrl.schemas import EVAL_SAMPLES
 from mintrl.tasks import Problem, get_task, grade
 from mintrl.tasks.base import strict_and_step_accuracy
@@ -77,11 +77,6 @@ def summarize_split(df: pd.DataFrame, ks: list[int]) -> dict[str, float]:
     return out
 
 
-def to_sampling(spec: SamplingSpec, max_new_tokens: int, seed: int) -> Sampling:
-    return Sampling(max_new_tokens=max_new_tokens, temperature=spec.temperature,
-                    top_p=spec.top_p, top_k=spec.top_k, seed=seed)
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         prog="python -m mintrl.evaluate", description=__doc__.split("\n")[0]
@@ -125,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{path}: task {task!r} has no entry under `tasks` in "
                              f"{args.config} (known: {sorted(cfg.tasks)}); pass --task")
         max_new = cfg.tasks[task].max_new_tokens
-        sampling = to_sampling(cfg.evaluation.sampling, max_new, cfg.seed)
+        sampling = Sampling.of(cfg.evaluation.sampling, max_new, cfg.seed)
         df, tok_s = sample_problems(engine, tokenizer, problems, samples, sampling,
                                     desc=f"evaluate {task}/{split}")
         df.insert(1, "split", split)

@@ -22,7 +22,8 @@ import torch
 
 from mintrl.config import FilterSpec, load_config
 from mintrl.engine import load_engine
-from mintrl.evaluate import sample_problems, to_sampling
+from mintrl.engine.base import Sampling
+from mintrl.evaluate import sample_problems
 from mintrl.io import read_table, write_table
 from mintrl.schemas import PASS_RATES, PROBLEMS
 from mintrl.tasks import Problem
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     engine, tokenizer = load_engine(args.engine or cfg.rl.engine, args.checkpoint,
                                     cfg.evaluation.batch_size, cfg.device, args.tensor_parallel,
                                     gpu_memory=cfg.vllm_gpu_memory)
-    sampling = to_sampling(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
+    sampling = Sampling.of(cfg.rl.sampling, cfg.tasks[task].max_new_tokens, cfg.seed)
     print(f"[filter] {task}: {len(problems)} training prompts x {cfg.filter.samples} samples of "
           f"{args.checkpoint}, device {cfg.device}, engine {args.engine or cfg.rl.engine}",
           flush=True)

@@ -81,3 +81,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if path.suffix in (".jsonl", ".json"):
         return pd.read_json(path, lines=path.suffix == ".jsonl")
     return pq.read_table(path).to_pandas()
+
+
+def save_checkpoint(model, tokenizer, out: Path) -> None:
+    """A Hugging Face folder (transformers and vLLM load it), written atomically."""
+    with atomic_path(out) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)

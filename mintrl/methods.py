@@ -5,7 +5,7 @@ A method is a rollout mode and an objective per phase. The teacher phase (iterat
 1..T_I, ``RunSpec.intervention_iterations``) exists only for methods that declare one; after
 it, or for a method without one, every rollout is on-policy and the method's ``objective``
 trains (MInTRL and its control: the run's ``post_phase_objective``). Rollout modes are
-registered in ``mintrl.rollout``, objectives in ``mintrl.objectives``.
+registered in ``mintrl.rollout``, objectives in ``mintrl.algo.objectives``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from mintrl.config import LAB_SEED_STRIDE, PretrainSpec, load_config
-from mintrl.io import atomic_path, read_table, write_json
+from mintrl.io import read_table, save_checkpoint, write_json
 from mintrl.models import build_model
 from mintrl.progress import progress as progress_bar
 from mintrl.tasks import Task, get_task
@@ -229,13 +229,6 @@ def held_out_prompts(folder: Path | None) -> set[str]:
     if folder is None:
         return set()
     return {p for f in sorted(folder.glob("*.parquet")) for p in read_table(f)["prompt"]}
-
-
-def save_checkpoint(model, tokenizer, out: Path) -> None:
-    """A Hugging Face folder (transformers and vLLM load it), written atomically."""
-    with atomic_path(out) as tmp:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
 
 
 def main(argv: list[str] | None = None) -> None:

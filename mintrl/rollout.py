@@ -20,17 +20,17 @@ import pandas as pd
 import torch
 
 from mintrl.config import RunSpec, load_run
-from mintrl.distributed import gather_objects
 from mintrl.engine import Sampling, load_engine
 from mintrl.engine.mixed import MixedPolicySampler
+from mintrl.intervention.judges import OracleJudge
+from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.io import read_table, write_table
-from mintrl.judges import OracleJudge
-from mintrl.logprobs import response_entropies
 from mintrl.prompting import encode_prompts
 from mintrl.registry import Registry
 from mintrl.schemas import NO_VERDICT, POLICY, ROLLOUTS
-from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
 from mintrl.tasks import Problem, get_task, grade
+from mintrl.training.distributed import gather_objects
+from mintrl.training.logprobs import response_entropies
 
 
 def iteration_seed(run_seed: int, iteration: int, purpose: int = 0) -> int:
@@ -51,10 +51,21 @@ def select_prompts(problems: list[Problem], n: int, run_seed: int, iteration: in
     return out
 
 
-def sampling_for(spec: RunSpec, max_new_tokens: int, seed: int) -> Sampling:
-    s = spec.sampling
-    return Sampling(max_new_tokens=max_new_tokens, temperature=s.temperature, top_p=s.top_p,
-                    top_k=s.top_k, seed=seed)
+def rollout_row(run: str, iteration: int, problem: Problem, sample: int, kind: str,
+                prompt_ids: list[int], response_ids: list[int], provenance: list[int],
+                logprobs: list[float], reward: float, finish_reason: str, text: str,
+                reviews: int = 0, interventions: int = 0,
+                verdicts: list[int] | None = None) -> dict:
+    """One row of ``schemas.ROLLOUTS``: a trajectory, each response token's provenance
+    (``POLICY`` or ``INTERVENTION``) and its generator's log-prob, the raw reward."""
+    return {
+        "run": run, "iteration": iteration, "problem_id": problem.id,
+        "difficulty": problem.difficulty, "sample": sample, "kind": kind,
+        "prompt_ids": prompt_ids, "response_ids": response_ids, "provenance": provenance,
+        "logprobs": logprobs, "reward": float(reward), "finish_reason": finish_reason,
+        "reviews": reviews, "interventions": interventions,
+        "verdicts": [] if verdicts is None else verdicts, "text": text,
+    }
 
 
 def on_policy_rollouts(
@@ -74,14 +85,10 @@ def on_policy_rollouts(
     texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
     rewards = grade([p for p, _ in expanded], texts)
     t2 = time.perf_counter()
-    rows = [{
-        "run": run, "iteration": iteration, "problem_id": p.id, "difficulty": p.difficulty,
-        "sample": i % group_size, "kind": kind, "prompt_ids": ids,
-        "response_ids": gen.token_ids[i], "provenance": [POLICY] * len(gen.token_ids[i]),
-        "logprobs": gen.logprobs[i], "reward": float(rewards[i]),
-        "finish_reason": gen.finish_reasons[i], "reviews": 0, "interventions": 0,
-        "verdicts": [], "text": texts[i],
-    } for i, (p, ids) in enumerate(expanded)]
+    rows = [rollout_row(run, iteration, p, i % group_size, kind, ids, gen.token_ids[i],
+                        [POLICY] * len(gen.token_ids[i]), gen.logprobs[i], rewards[i],
+                        gen.finish_reasons[i], texts[i])
+            for i, (p, ids) in enumerate(expanded)]
     return pd.DataFrame(rows, columns=ROLLOUTS.names), {"generate": t1 - t0, "reward": t2 - t1}
 
 
@@ -90,14 +97,11 @@ def semi_rows(trajs, tokenizer, prompt_ids: list[list[int]], run: str, iteration
     """ROLLOUTS rows of semi-on-policy trajectories (``per_prompt`` consecutive per prompt)."""
     texts = [tokenizer.decode(t.tokens, skip_special_tokens=True) for t in trajs]
     rewards = grade([t.problem for t in trajs], texts)
-    rows = [{
-        "run": run, "iteration": iteration, "problem_id": t.problem.id,
-        "difficulty": t.problem.difficulty, "sample": first_sample + i % per_prompt,
-        "kind": "semi", "prompt_ids": prompt_ids[i], "response_ids": t.tokens,
-        "provenance": t.provenance, "logprobs": t.logprobs, "reward": float(rewards[i]),
-        "finish_reason": t.finish_reason or "length", "reviews": t.reviews,
-        "interventions": len(t.corrections), "verdicts": t.verdicts, "text": texts[i],
-    } for i, t in enumerate(trajs)]
+    rows = [rollout_row(run, iteration, t.problem, first_sample + i % per_prompt, "semi",
+                        prompt_ids[i], t.tokens, t.provenance, t.logprobs, rewards[i],
+                        t.finish_reason or "length", texts[i], t.reviews, len(t.corrections),
+                        t.verdicts)
+            for i, t in enumerate(trajs)]
     return pd.DataFrame(rows, columns=ROLLOUTS.names)
 
 
@@ -178,14 +182,10 @@ def mixed_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     t1 = time.perf_counter()
     texts = tokenizer.batch_decode(gen.token_ids, skip_special_tokens=True)
     rewards = grade(expanded, texts)
-    rows = [{
-        "run": ctx.run, "iteration": ctx.iteration, "problem_id": p.id,
-        "difficulty": p.difficulty, "sample": n_on + i % spec.n_guided, "kind": "guided",
-        "prompt_ids": ids[i], "response_ids": gen.token_ids[i], "provenance": gen.guided[i],
-        "logprobs": gen.logprobs[i], "reward": float(rewards[i]),
-        "finish_reason": gen.finish_reasons[i], "reviews": 0, "interventions": 0,
-        "verdicts": [], "text": texts[i],
-    } for i, p in enumerate(expanded)]
+    rows = [rollout_row(ctx.run, ctx.iteration, p, n_on + i % spec.n_guided, "guided", ids[i],
+                        gen.token_ids[i], gen.guided[i], gen.logprobs[i], rewards[i],
+                        gen.finish_reasons[i], texts[i])
+            for i, p in enumerate(expanded)]
     guided = pd.DataFrame(rows, columns=ROLLOUTS.names)
     alphas = np.concatenate([np.asarray(a) for a in gen.alphas])
     flags = np.concatenate([np.asarray(g) for g in gen.guided])
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
                                     device=cfg.device, gpu_memory=cfg.vllm_gpu_memory)
     problems = select_prompts(load_problems(args.prompts), spec.prompts_per_iteration,
                               run.seed, args.iteration)
-    sampling = sampling_for(spec, cfg.tasks[args.task].max_new_tokens,
+    sampling = Sampling.of(spec.sampling, cfg.tasks[args.task].max_new_tokens,
                             iteration_seed(run.seed, args.iteration))
     df, times = on_policy_rollouts(engine, tokenizer, problems, spec.rollouts_per_prompt,
                                    sampling, run.name, args.iteration)

@@ -1,5 +1,5 @@
 """Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process
-(the loop, checkpointing and resume: ``mintrl.rl_loop``).
+(the loop, checkpointing and resume: ``mintrl.training.rl_loop``).
 
     python -m mintrl.segment --config results/config/resolved.yaml --run grpo-s0 --task arith \
         --start 1 --end 10 --init results/models/arith/base \
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from mintrl.config import load_run
-    from mintrl.rl_loop import JobError, SegmentJob, run_segment
+    from mintrl.training.rl_loop import JobError, SegmentJob, run_segment
 
     imports = time.perf_counter() - T_START
     cfg, run = load_run(args.pop("config"), args.pop("run"))

@@ -21,16 +21,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.batching import pack, plan_minibatches
+from mintrl.algo.objectives import LossInputs, get_objective
 from mintrl.config import SFTSpec, load_run
+from mintrl.engine.base import Sampling
 from mintrl.io import write_json, write_table
 from mintrl.models import count_parameters
-from mintrl.objectives import LossInputs, get_objective
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
-from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts, sampling_for
+from mintrl.rollout import iteration_seed, load_problems, on_policy_rollouts
 from mintrl.schemas import INTERVENTION, ROLLOUTS
-from mintrl.trainer import deepspeed_engine, forward_logprobs, save_policy
+from mintrl.training.batching import pack, plan_minibatches
+from mintrl.training.trainer import deepspeed_engine, forward_logprobs, save_policy
 
 SAMPLE_SEED, PLAN_SEED = 3, 4  # purposes of iteration_seed(run seed, 0, purpose)
 
@@ -99,7 +100,7 @@ def run_sft(cfg, run, task: str, teacher_dir: Path, init: Path, prompts: Path, o
                                        batch_size=512, device=device,
                                        gpu_memory=cfg.vllm_gpu_memory)
     policy_tok = AutoTokenizer.from_pretrained(init)
-    sampling = sampling_for(run_spec, cfg.tasks[task].max_new_tokens,
+    sampling = Sampling.of(run_spec.sampling, cfg.tasks[task].max_new_tokens,
                             iteration_seed(run.seed, 0, SAMPLE_SEED))
     samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok,
                                           load_problems(prompts), spec.samples_per_prompt,

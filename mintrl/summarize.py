@@ -7,7 +7,7 @@ paper's Table 4) in CSV and Markdown, and plots of training reward and Pass@1.
 
 Each run counts at its latest evaluated iteration; a benchmark is ``<task>/<split>``. A row is
 a config entry (``grpo``, ...): its runs, one per (lab seed, RL seed) pair, give mean ± std over
-pairs and a bootstrap 95 % interval over problems and pairs (``mintrl/stats.py``), from the
+pairs and a bootstrap 95 % interval over problems and pairs (``mintrl/report/stats.py``), from the
 evaluations' per-sample files. The base and teacher rows average over the lab seeds the
 table's runs start from (``base``, ``base-lab1``, ...). A row's difference to the base pairs
 each run with the base of its own lab seed, problem by problem, before averaging: the lab's
@@ -15,7 +15,7 @@ noise is in both and cancels. Writes ``table.{md,csv}`` (Pass@1, and its differe
 base; best per column in bold), ``quality.md`` (strict
 correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
 ``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
-``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/plots.py``): ``pass1.png``,
+``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/report/plots.py``): ``pass1.png``,
 ``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length),
 ``knobs.png`` (an ablation's Pass@1 against each knob it varies alone).
 """
@@ -30,8 +30,8 @@ import pandas as pd
 
 from mintrl.config.runs import Run, split_lab_model
 from mintrl.io import atomic_path
-from mintrl.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
-from mintrl.stats import benchmark_order, cell_stats
+from mintrl.report.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
+from mintrl.report.stats import benchmark_order, cell_stats
 
 # table metric -> column of the evaluations' samples.parquet
 SAMPLE_METRICS = {"pass@1": "reward", "strict": "strict", "step_accuracy": "step_accuracy"}

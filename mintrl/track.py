@@ -21,7 +21,7 @@ from pathlib import Path
 from mintrl.config import Config, load_config
 from mintrl.config.runs import Run, resolve_runs, split_lab_model
 from mintrl.io import write_json
-from mintrl.tracking import flatten, git_commit, log_run
+from mintrl.report.tracking import flatten, git_commit, log_run
 
 # Where a run stops is not part of its identity: extending it continues the same MLflow run,
 # with these as (mutable) tags instead of (immutable) params.

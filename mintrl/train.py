@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
+from mintrl.algo.objectives import get_objective
 from mintrl.config import load_run
 from mintrl.io import read_table, write_json
-from mintrl.objectives import get_objective
 from mintrl.rollout import iteration_seed
 from mintrl.schemas import ROLLOUTS
 
@@ -32,7 +32,7 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
     model, the optimizer state and ``<out_model>.train.json``; returns the metrics."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from mintrl.trainer import (
+    from mintrl.training.trainer import (
         deepspeed_engine,
         load_optimizer_state,
         save_optimizer_state,

@@ -33,8 +33,8 @@ def write_micro_lab(root, tokenizer, rl: dict, teacher: bool = False, drop_run_l
 
     from mintrl import prepare
     from mintrl.config import ModelArch
+    from mintrl.io import save_checkpoint
     from mintrl.models import build_model
-    from mintrl.pretrain import save_checkpoint
 
     with open("tests/micro.yaml") as f:
         cfg = yaml.safe_load(f)

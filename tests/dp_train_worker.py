@@ -13,11 +13,11 @@ import pandas as pd
 import torch
 
 from mintrl.config import ModelArch, RunSpec
-from mintrl.distributed import is_main, world
 from mintrl.models import build_model
 from mintrl.schemas import INTERVENTION, POLICY
 from mintrl.tokenizer import build_char_tokenizer
-from mintrl.trainer import deepspeed_engine, save_optimizer_state, train_iteration
+from mintrl.training.distributed import is_main, world
+from mintrl.training.trainer import deepspeed_engine, save_optimizer_state, train_iteration
 
 ARCH = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
                  num_kv_heads=1, max_positions=128)

@@ -5,14 +5,14 @@ import pandas as pd
 import pytest
 import torch
 
-from mintrl.advantages import get_advantage, mentor_advantages
-from mintrl.batching import pack
+from mintrl.algo.advantages import get_advantage, mentor_advantages
+from mintrl.algo.objectives import LossInputs, get_objective, opd_loss, sft_loss
 from mintrl.config import ModelArch, RunSpec
 from mintrl.engine.base import Sampling
 from mintrl.engine.mixed import MixedPolicySampler, mix, mixing_weights, shared_vocab_check
 from mintrl.models import build_model
-from mintrl.objectives import LossInputs, get_objective, opd_loss, sft_loss
-from mintrl.trainer import deepspeed_engine, forward_logprobs, train_iteration
+from mintrl.training.batching import pack
+from mintrl.training.trainer import deepspeed_engine, forward_logprobs, train_iteration
 
 ARCH = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
                  num_kv_heads=1, max_positions=128)
@@ -223,7 +223,7 @@ def _rollouts(n_prompts=2, group=4, seed=0):
 def test_corrections_only_trains_on_intervention_tokens_and_ignores_rewards(tokenizer):
     """Only intervention tokens move (toward likelier), whatever the rewards say; the policy's
     own tokens carry no gradient."""
-    from mintrl.objectives import corrections_loss
+    from mintrl.algo.objectives import corrections_loss
 
     lp = torch.tensor([[-1.0, -2.0, -3.0]], requires_grad=True)
     inter = torch.tensor([[0.0, 1.0, 1.0]])

@@ -2,8 +2,8 @@
 
 import pytest
 
-from mintrl.chat_policies import ChatJudge, parse_verdict, verdict_from_answer
 from mintrl.engine.transformers_engine import TransformersEngine
+from mintrl.intervention.chat_policies import ChatJudge, parse_verdict, verdict_from_answer
 
 
 @pytest.mark.parametrize("answer,n,want", [

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from mintrl.inspector import write_inspector
+from mintrl.report.inspector import write_inspector
 from mintrl.schemas import INTERVENTION, NO_ERROR, POLICY
 
 

@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from mintrl.engine.base import Sampling
-from mintrl.interveners import Correction, NoisyIntervener, ReferenceIntervener
-from mintrl.judges import LikelihoodJudge, NoisyJudge, OracleJudge, Verdict, agreement
+from mintrl.intervention.interveners import Correction, NoisyIntervener, ReferenceIntervener
+from mintrl.intervention.judges import LikelihoodJudge, NoisyJudge, OracleJudge, Verdict, agreement
 from mintrl.tasks import get_task
 
 
@@ -87,7 +87,7 @@ def _reversed_char_tokenizer():
 
 def test_a_correction_from_another_vocabulary_crosses_as_text(tiny_model, tokenizer):
     from mintrl.engine.transformers_engine import TransformersEngine
-    from mintrl.interveners import ModelIntervener
+    from mintrl.intervention.interveners import ModelIntervener
 
     other = _reversed_char_tokenizer()
     engine = TransformersEngine(tiny_model, other.eos_token_id, other.pad_token_id)
@@ -105,9 +105,9 @@ def test_a_correction_from_another_vocabulary_crosses_as_text(tiny_model, tokeni
 def test_make_judge_builds_each_configured_judge_and_names_the_known_ones(tiny_model, tokenizer):
     import pytest
 
-    from mintrl.chat_policies import ChatJudge
     from mintrl.engine.transformers_engine import TransformersEngine
-    from mintrl.intervention import make_judge
+    from mintrl.intervention.chat_policies import ChatJudge
+    from mintrl.intervention.policies import make_judge
 
     engine = TransformersEngine(tiny_model, tokenizer.eos_token_id, tokenizer.pad_token_id)
     assert isinstance(make_judge("oracle"), OracleJudge)

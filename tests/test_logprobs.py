@@ -2,7 +2,7 @@ import torch
 
 from mintrl.engine import Sampling
 from mintrl.engine.transformers_engine import TransformersEngine
-from mintrl.logprobs import response_logprobs
+from mintrl.training.logprobs import response_logprobs
 
 
 def test_recomputed_logprobs_match_the_engine_and_ignore_batch_padding(tiny_model, tokenizer):
@@ -22,8 +22,8 @@ def test_the_chunked_lm_head_gives_the_full_logits_numbers_and_gradients(tokeniz
     backward pass) equals the log-softmax of the full (B, T, V) logits: log-probs, entropies
     and every parameter's gradient, with chunks that split rows."""
     from mintrl.config import ModelArch
-    from mintrl.logprobs import lm_logprobs, pack_right_padded
     from mintrl.models import build_model
+    from mintrl.training.logprobs import lm_logprobs, pack_right_padded
 
     model = build_model(ModelArch(hidden_size=32, intermediate_size=64, num_layers=2,
                                   num_heads=2, num_kv_heads=1, max_positions=64),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mintrl.algo.objectives import OBJECTIVES
 from mintrl.config import RunSpec
 from mintrl.methods import METHODS, POST_PHASE, get_method
-from mintrl.objectives import OBJECTIVES
 from mintrl.rollout import ROLLOUT_MODES
 
 ROOT = Path(__file__).resolve().parents[1]

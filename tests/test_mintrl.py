@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 import torch
 
-from mintrl.advantages import control_values
-from mintrl.anchors import const_anchor, get_anchor, intervener_anchor, proxy_anchor
-from mintrl.batching import pack
+from mintrl.algo.advantages import control_values
+from mintrl.algo.anchors import const_anchor, get_anchor, intervener_anchor, proxy_anchor
+from mintrl.algo.objectives import advantage_regression_loss
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
-from mintrl.objectives import advantage_regression_loss
 from mintrl.schemas import INTERVENTION, POLICY
-from mintrl.trainer import deepspeed_engine, reference_pass, train_iteration
+from mintrl.training.batching import pack
+from mintrl.training.trainer import deepspeed_engine, reference_pass, train_iteration
 
 
 def test_values_come_from_control_rollouts_only():

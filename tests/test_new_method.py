@@ -2,7 +2,7 @@
 table, the config names it in ``plugins``, and a run of it trains with nothing else changed.
 Here the module is written by the test: a toy reward-weighted fine-tune (next-token loss on
 every rollout, weighted by 1 + reward) runs a one-iteration segment through the library
-(``mintrl.rl_loop``)."""
+(``mintrl.training.rl_loop``)."""
 
 import json
 import sys
@@ -13,13 +13,13 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
+from mintrl.algo.objectives import OBJECTIVES
 from mintrl.methods import METHODS, Method, register_method
-from mintrl.objectives import OBJECTIVES
 
 PLUGIN = textwrap.dedent('''
     """A toy method: reward-weighted next-token training."""
     from mintrl.methods import Method, register_method
-    from mintrl.objectives import Objective, register_objective, sft_loss
+    from mintrl.algo.objectives import Objective, register_objective, sft_loss
 
     CALLS = []
 
@@ -52,7 +52,7 @@ def test_a_method_from_a_plugin_module_runs_a_segment(plugin, tmp_path, tokenize
     from conftest import write_micro_lab
 
     from mintrl.config import load_run
-    from mintrl.rl_loop import SegmentJob, run_segment
+    from mintrl.training.rl_loop import SegmentJob, run_segment
 
     (tmp_path / "lab").mkdir()
     root = write_micro_lab(tmp_path / "lab", tokenizer, {})

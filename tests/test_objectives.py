@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from mintrl.advantages import get_advantage, grpo_advantages
-from mintrl.objectives import get_objective, grpo_loss, register_objective
+from mintrl.algo.advantages import get_advantage, grpo_advantages
+from mintrl.algo.objectives import get_objective, grpo_loss, register_objective
 
 
 def test_grpo_advantages_hand_computed():

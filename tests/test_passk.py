@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from mintrl.passk import pass_at_k
+from mintrl.report.passk import pass_at_k
 
 
 @pytest.mark.parametrize(

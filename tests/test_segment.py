@@ -78,7 +78,7 @@ def test_a_killed_segment_resumes_from_its_last_complete_iteration(setup, uninte
 
 
 def test_state_left_by_other_inputs_is_not_resumed(setup, tmp_path):
-    from mintrl.rl_loop import find_resume
+    from mintrl.training.rl_loop import find_resume
 
     state = tmp_path / "iter_2" / "state"
     state.mkdir(parents=True)
@@ -95,8 +95,8 @@ def test_the_policy_samples_its_plain_rounds_with_the_configured_cache(tiny_mode
 
     from mintrl.config import RunSpec
     from mintrl.engine import Sampling
-    from mintrl.logprobs import response_logprobs
-    from mintrl.rl_loop import policy_sampler
+    from mintrl.training.logprobs import response_logprobs
+    from mintrl.training.rl_loop import policy_sampler
 
     trainer = SimpleNamespace(module=tiny_model)
     for cache in ("dynamic", "static"):

@@ -6,12 +6,12 @@ import torch
 
 from mintrl.engine.base import Sampling
 from mintrl.engine.chunked import ChunkedDecoder
-from mintrl.interveners import ModelIntervener, ReferenceIntervener
-from mintrl.judges import OracleJudge
-from mintrl.logprobs import response_logprobs
+from mintrl.intervention.interveners import ModelIntervener, ReferenceIntervener
+from mintrl.intervention.judges import OracleJudge
+from mintrl.intervention.semi_on_policy import Intensity, cut_token, semi_on_policy_rollouts
 from mintrl.schemas import INTERVENTION, POLICY
-from mintrl.semi_on_policy import Intensity, cut_token, semi_on_policy_rollouts
 from mintrl.tasks import get_task
+from mintrl.training.logprobs import response_logprobs
 
 
 def test_cut_append_and_resume_match_a_fresh_forward(tiny_model, tokenizer):
@@ -163,7 +163,7 @@ def test_cut_token_reaches_the_character_offset(tokenizer):
 
 
 def test_a_model_judge_is_scored_against_the_oracle_per_review(tiny_model, tokenizer):
-    from mintrl.judges import LikelihoodJudge
+    from mintrl.intervention.judges import LikelihoodJudge
     from mintrl.rollout import judge_agreement
 
     problems = _problems(4)

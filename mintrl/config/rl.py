@@ -240,7 +240,7 @@ class RunSpec(Strict):
         return self.n_semi + self.n_control if phase and phase.judge else self.group_size
 
     def objective_at(self, iteration: int) -> str:
-        """Registered objective (mintrl.objectives) used at ``iteration``."""
+        """Registered objective (mintrl.algo.objectives) used at ``iteration``."""
         method = get_method(self.method)
         if iteration <= self.phase_end:
             return method.phase.objective

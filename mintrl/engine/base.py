@@ -17,6 +17,12 @@ class Sampling:
     top_k: int = 0  # 0: no top-k filter
     seed: int = 0
 
+    @classmethod
+    def of(cls, spec, max_new_tokens: int, seed: int) -> Sampling:
+        """The sampling a config's ``SamplingSpec`` (temperature, top_p, top_k) asks for."""
+        return cls(max_new_tokens=max_new_tokens, temperature=spec.temperature,
+                   top_p=spec.top_p, top_k=spec.top_k, seed=seed)
+
 
 @dataclass
 class Generation:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from mintrl.advantages import control_values, grpo_advantages, mentor_advantages
+from mintrl.algo.advantages import control_values, grpo_advantages, mentor_advantages
 
 
 def rewards_of(df: pd.DataFrame) -> torch.Tensor:

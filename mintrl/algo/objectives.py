@@ -18,8 +18,8 @@ from typing import Literal
 import pandas as pd
 import torch
 
+from mintrl.algo.train_targets import control_value_targets, group_advantages, guided_advantages
 from mintrl.registry import Registry
-from mintrl.train_targets import control_value_targets, group_advantages, guided_advantages
 
 OBJECTIVES = Registry("objective")
 get_objective = OBJECTIVES.lookup
@@ -220,7 +220,7 @@ _CLIPPED_NEEDS = frozenset({"old_logprobs", "ref_logprobs", "advantages"})
 
 register_objective("grpo", Objective(_clipped, _CLIPPED_NEEDS, advantages=group_advantages))
 # MENTOR's loss is GRPO's clipped surrogate; what differs is its advantages (guided samples get
-# only positive, decaying ones: mintrl.advantages.mentor_advantages).
+# only positive, decaying ones: mintrl.algo.advantages.mentor_advantages).
 register_objective("mentor", Objective(_clipped, _CLIPPED_NEEDS, advantages=guided_advantages))
 register_objective("opd", Objective(
     lambda x, spec: opd_loss(x.logprobs, x.old_logprobs, x.teacher_logprobs, x.mask,

@@ -2,7 +2,7 @@
 one process, with checkpointing and resume (``python -m mintrl.segment`` is its CLI).
 
 Every iteration i writes ``<root>/iter_<i>/rollouts.parquet`` and ``metrics.json``. Under
-``torchrun --nproc_per_node N`` the segment is data-parallel (``mintrl.distributed``): each
+``torchrun --nproc_per_node N`` the segment is data-parallel (``mintrl.training.distributed``): each
 rank samples a share of the prompts and trains on a share of every minibatch; rank 0 writes.
 The model and optimizer state of iterations inside the segment are working state
 (``<root>/iter_<i>/state/``): each is removed once the next iteration is complete. The
@@ -23,28 +23,28 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from mintrl.algo.objectives import get_objective
 from mintrl.config import Config
 from mintrl.config.runs import Run
-from mintrl.distributed import barrier, gather_objects, is_main, rank, shard, world
 from mintrl.engine import load_engine
+from mintrl.engine.base import Sampling
 from mintrl.engine.mixed import shared_vocab_check
 from mintrl.engine.transformers_engine import TransformersEngine
-from mintrl.inspector import write_inspector
-from mintrl.intervention import intervention_policies
+from mintrl.intervention.policies import intervention_policies
 from mintrl.io import read_table, write_json, write_table
 from mintrl.methods import get_method
-from mintrl.objectives import get_objective
 from mintrl.progress import progress
+from mintrl.report.inspector import write_inspector
 from mintrl.rollout import (
     iteration_rollouts,
     iteration_seed,
     load_problems,
     rollout_stats,
-    sampling_for,
     select_prompts,
 )
 from mintrl.schemas import INTERVENTION, ROLLOUTS
-from mintrl.trainer import (
+from mintrl.training.distributed import barrier, gather_objects, is_main, rank, shard, world
+from mintrl.training.trainer import (
     deepspeed_engine,
     load_optimizer_state,
     save_optimizer_state,
@@ -312,7 +312,7 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
     seed = iteration_seed(run.seed, it) if world() == 1 else iteration_seed(run.seed, it,
                                                                             100 + rank())
     df, times = iteration_rollouts(sampler, tokenizer, shard(batch), spec, run.name, it,
-                                   sampling_for(spec, max_new, seed), judge, intervener,
+                                   Sampling.of(spec.sampling, max_new, seed), judge, intervener,
                                    teacher)
     if world() > 1:
         df, times = merged_rollouts(gather_objects((df, times)))

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.distributed import rank, world
-from mintrl.logprobs import pack_right_padded
+from mintrl.training.distributed import rank, world
+from mintrl.training.logprobs import pack_right_padded
 
 
 @dataclass

@@ -16,19 +16,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.anchors import get_anchor
-from mintrl.batching import MicroBatch, pack, plan_minibatches, rank_share
+from mintrl.algo.anchors import get_anchor
+from mintrl.algo.objectives import LossInputs, Objective, get_objective
+from mintrl.algo.train_targets import rewards_of
 from mintrl.config import RunSpec
-from mintrl.distributed import (
+from mintrl.training.batching import MicroBatch, pack, plan_minibatches, rank_share
+from mintrl.training.distributed import (
     loss_scale,
     shared_atomic_path,
     sum_floats,
     sum_tensor,
     world,
 )
-from mintrl.logprobs import lm_logprobs
-from mintrl.objectives import LossInputs, Objective, get_objective
-from mintrl.train_targets import rewards_of
+from mintrl.training.logprobs import lm_logprobs
 
 DS_TAG = "state"  # DeepSpeed checkpoint tag inside an optimizer-state folder
 
@@ -106,7 +106,7 @@ def save_policy(engine, tokenizer, out: Path) -> None:
     import deepspeed
     import torch.distributed as dist
 
-    from mintrl.pretrain import save_checkpoint
+    from mintrl.io import save_checkpoint
 
     gather = (deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
               if engine.zero_optimization_stage() == 3 else contextlib.nullcontext())
@@ -242,7 +242,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     (and ``distill/teacher_kl`` when a teacher is given).
 
     ``objective``: a registered name ("grpo", "regression", "opd", ...) or an
-    :class:`~mintrl.objectives.Objective`; ``const_c``: the
+    :class:`~mintrl.algo.objectives.Objective`; ``const_c``: the
     Const anchor's per-intervention-token log-prob; ``teacher_model``: the teacher scoring the
     sampled tokens (OPD needs it); ``iteration``: for schedules (MENTOR's guided weight).
     """

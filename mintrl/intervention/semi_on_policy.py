@@ -17,7 +17,7 @@ import torch
 
 from mintrl.engine.base import Sampling
 from mintrl.engine.chunked import ChunkedDecoder
-from mintrl.judges import OracleJudge, agreement, first_reviewed_step
+from mintrl.intervention.judges import OracleJudge, agreement, first_reviewed_step
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.schemas import INTERVENTION, NO_ERROR, NO_VERDICT, POLICY

@@ -74,7 +74,7 @@ class LikelihoodJudge:
             batch_size
 
     def review(self, problems, responses, reviewed_from, finished):
-        from mintrl.logprobs import response_logprobs
+        from mintrl.training.logprobs import response_logprobs
 
         prompts = encode_prompts(self.tok, problems)
         ids = self.tok(list(responses), add_special_tokens=False)["input_ids"]

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mintrl.io import atomic_path  # noqa: E402
-from mintrl.stats import benchmark_order  # noqa: E402
+from mintrl.report.stats import benchmark_order  # noqa: E402
 
 # The paper's methods keep their colour in every figure; other rows take the palette in order.
 FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo": "#ff7f0e",

@@ -43,7 +43,7 @@ def config_hash(params: dict[str, str]) -> str:
 
 def git_commit() -> str:
     """Commit of the mintrl checkout (``-dirty`` with uncommitted changes), or ``unknown``."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
                               text=True, check=True, timeout=10).stdout.strip()

@@ -3,9 +3,9 @@ its spec, with the teacher's or the policy's engine."""
 
 from __future__ import annotations
 
-from mintrl.chat_policies import ChatIntervener, ChatJudge
-from mintrl.interveners import ModelIntervener, NoisyIntervener
-from mintrl.judges import JUDGES, Judge, LikelihoodJudge, NoisyJudge, OracleJudge
+from mintrl.intervention.chat_policies import ChatIntervener, ChatJudge
+from mintrl.intervention.interveners import ModelIntervener, NoisyIntervener
+from mintrl.intervention.judges import JUDGES, Judge, LikelihoodJudge, NoisyJudge, OracleJudge
 
 
 def make_judge(name: str, engine=None, tokenizer=None, threshold: float = -4.0) -> Judge:

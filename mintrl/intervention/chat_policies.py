@@ -13,13 +13,13 @@ import re
 from pathlib import Path
 
 from mintrl.engine.base import Sampling
-from mintrl.interveners import Correction
-from mintrl.judges import Verdict, first_reviewed_step
+from mintrl.intervention.interveners import Correction
+from mintrl.intervention.judges import Verdict, first_reviewed_step
 from mintrl.prompting import chat_text
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem
 
-PROMPTS = Path(__file__).resolve().parents[1] / "config" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
 _VERDICT = re.compile(r"verdict\W*[:=]\W*(none|\d+)", re.IGNORECASE)
 
 

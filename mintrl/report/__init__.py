@@ -1,0 +1,1 @@
+"""Reporting: statistics and intervals, pass@k, plots, the rollout inspector, MLflow."""
