@@ -50,9 +50,9 @@ def probe(steps: int = 3, batch: int = 16) -> dict[str, str]:
 
     from mintrl.config import load_config
     from mintrl.models import build_model
-    from mintrl.pretrain import pretrain_optimizer, sample_examples, train_step_loss
     from mintrl.tasks import get_task
     from mintrl.tokenizer import build_char_tokenizer
+    from mintrl.training.pretraining import pretrain_optimizer, sample_examples, train_step_loss
 
     def digest(*tensors) -> str:
         h = hashlib.sha256()

@@ -30,8 +30,8 @@ import torch
 
 from mintrl.config import load_config
 from mintrl.engine import Sampling, load_engine
-from mintrl.evaluate import sample_problems
 from mintrl.io import read_table, write_json
+from mintrl.report.evaluation import sample_problems
 from mintrl.steps import split_steps
 from mintrl.tasks import Problem, get_task
 from mintrl.training.logprobs import response_logprobs

@@ -7,23 +7,26 @@ Subpackages and modules, one responsibility each (stages are ``python -m mintrl.
                   anchors, train_targets (advantages and values from a rollout table)
   intervention/   Algorithm 2.1: semi_on_policy rollouts, judges, interveners,
                   chat_policies (the paper setting's prompted LLM), policies (which a run uses)
-  rollout         on-policy sampling, rollout modes, prompt choice, the rollout row (a stage)
+  rollouts        prompt choice, on-policy sampling, rollout modes, the rollout row
   engine/         generation engines (transformers, vLLM, mixed-policy) and decoding helpers
   training/       rl_loop (a segment's iterations, checkpoints, resume), trainer (DeepSpeed,
-                  one optimisation round), batching, logprobs, distributed
-  config/         the config model, run resolution, loading, the JSON schema
+                  one optimisation round), batching, logprobs, distributed, pretraining, sft,
+                  one_iteration
+  config/         the config model, run resolution, loading, the JSON schema, tuning
+  splits, fetching, filtering   task splits, pinned downloads, the training-prompt filter
   pipeline        what each Snakemake rule reads and each target needs (job_settings: params)
   tasks/          the toy tasks (generator, reward, step oracle) and their registry
   datasets/       readers of the paper setting's datasets
   rewards/        verifiable rewards of the paper setting (math, code)
   sandbox         running model-generated code in a separate, limited process
-  report/         stats (intervals), passk, plots, inspector, tracking (the only mlflow import)
+  report/         evaluation, tables, stats (intervals), passk, plots, inspector,
+                  run_metrics, tracking (the only mlflow import)
   tokenizer, models, steps, prompting   the toy's tokenizer and models, steps, prompts
   schemas, io, registry, progress       one schema per table, atomic writes, registries, bars
   cpu_numerics    one CPU kernel family on every x86 processor (set here, before torch loads)
   config_reference  docs/config.md, generated from the config model
-Stages: prepare, pretrain, fetch, filter, evaluate, sft, segment, train, rollout, summarize,
-track, tune.
+Stages (only their CLI): prepare, pretrain, fetch, filter, evaluate, sft, segment, train,
+rollout, summarize, track, tune.
 """
 
 from mintrl.cpu_numerics import pin_cpu_numerics

@@ -12,32 +12,22 @@ with the config seed), so RL still trains the skills the toy's easy problems nee
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 
-from mintrl.config import FilterSpec, load_config
+from mintrl.config import load_config
 from mintrl.engine import load_engine
 from mintrl.engine.base import Sampling
-from mintrl.evaluate import sample_problems
+from mintrl.filtering import (
+    choose_prompts,
+)
 from mintrl.io import read_table, write_table
+from mintrl.report.evaluation import sample_problems
 from mintrl.schemas import PASS_RATES, PROBLEMS
 from mintrl.tasks import Problem
-
-
-def choose_prompts(rates: pd.DataFrame, spec: FilterSpec, seed: int) -> pd.Series:
-    """Boolean ``kept`` per row of ``rates`` (columns problem_id, pass_rate)."""
-    solved = np.flatnonzero(rates["pass_rate"].to_numpy() >= 1.0)
-    keep = np.ones(len(rates), dtype=bool)
-    keep[solved] = False
-    n_keep = math.ceil(spec.keep_solved * len(solved))
-    if n_keep:
-        keep[np.random.default_rng(seed).choice(solved, n_keep, replace=False)] = True
-    return pd.Series(keep, index=rates.index)
 
 
 def main(argv: list[str] | None = None) -> None:

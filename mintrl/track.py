@@ -15,75 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
-from mintrl.config import Config, load_config
-from mintrl.config.runs import Run, resolve_runs, split_lab_model
+from mintrl.config import load_config
+from mintrl.config.runs import resolve_runs, split_lab_model
 from mintrl.io import write_json
-from mintrl.report.tracking import flatten, git_commit, log_run
-
-# Where a run stops is not part of its identity: extending it continues the same MLflow run,
-# with these as (mutable) tags instead of (immutable) params.
-LENGTH_PARAMS = ("rl.iterations", "rl.eval_every", "rl.iterations_per_job")
-
-
-def run_params(cfg: Config, run: Run | None, lab_seed: int = 0
-               ) -> tuple[dict[str, str], dict[str, str]]:
-    """(params, length tags): the resolved config this run used (the base run replaced by the
-    run's own spec), with the run-length keys split off; ``run`` None: the base of lab seed
-    ``lab_seed``. ``run.lab_seed`` only when not 0: lab 0's params, whose hash finds its MLflow
-    runs, stay what they were, so its finished runs are continued rather than logged anew."""
-    data = cfg.model_dump(mode="json", exclude={"runs", "rl"})
-    if run is not None:
-        data["rl"] = run.spec.model_dump(mode="json")
-        data["run"] = {"method": run.method, "seed": run.seed, "tasks": list(run.tasks)}
-        lab_seed = run.lab_seed
-    if lab_seed:
-        data.setdefault("run", {})["lab_seed"] = lab_seed
-    params = flatten(data)
-    return params, {k: params.pop(k) for k in LENGTH_PARAMS if k in params}
-
-
-def metric_key(*parts: str) -> str:
-    """MLflow allows [A-Za-z0-9_-. /:] in names: ``pass@1`` becomes ``pass_at_1``."""
-    return re.sub(r"[^A-Za-z0-9_\-. /:]", "_", "/".join(parts).replace("@", "_at_"))
-
-
-def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = ()
-                    ) -> list[tuple[str, float, int]]:
-    """(key, value, step) from segment, evaluation and SFT-stage files; keys start with the
-    task. SFT metrics (SFT+GRPO's supervised stage, before RL) are at step 0."""
-    out = []
-    for path in sft:
-        m = json.loads(path.read_text())
-        out += [(metric_key(m["task"], "sft", k), v, 0) for k, v in m.items()
-                if isinstance(v, int | float) and not isinstance(v, bool)]
-    for path in segments:
-        seg = json.loads(path.read_text())
-        task = seg["task"]
-        for it in seg["iterations"]:
-            out += [(metric_key(task, k), v, it["iteration"]) for k, v in it.items()
-                    if k != "iteration" and isinstance(v, int | float)]
-        out += [(metric_key(task, "startup", k), v, seg["end"]) for k, v in seg["startup"].items()
-                if isinstance(v, int | float)]
-    for path in evals:
-        m = json.loads(path.read_text())
-        for split, values in m["splits"].items():
-            out += [(metric_key(m["task"], "eval", split, k), v, m["iteration"] or 0)
-                    for k, v in values.items() if isinstance(v, int | float)]
-    return out
-
-
-def inspector_pages(segments: list[Path]) -> list[tuple[Path, str]]:
-    """Each iteration's rollout inspector, as (file, ``inspector/<task>/iter_<i>``)."""
-    out = []
-    for path in segments:
-        seg = json.loads(path.read_text())
-        for page in map(Path, seg.get("inspectors", [])):
-            if page.exists():
-                out.append((page, f"inspector/{seg['task']}/{page.parent.name}"))
-    return out
+from mintrl.report.run_metrics import (
+    collect_metrics,
+    inspector_pages,
+    run_params,
+)
+from mintrl.report.tracking import git_commit, log_run
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,54 +17,12 @@ from pathlib import Path
 
 import torch
 
-from mintrl.algo.objectives import get_objective
 from mintrl.config import load_run
-from mintrl.io import read_table, write_json
-from mintrl.rollout import iteration_seed
+from mintrl.io import read_table
 from mintrl.schemas import ROLLOUTS
-
-
-def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Path | None,
-                      out_model: Path, out_optim: Path, const_c: float | None,
-                      teacher_dir: Path | None, device: str) -> dict[str, float]:
-    """One iteration of ``run``'s objective on the rollout table ``df``, starting from the
-    policy that sampled it (``init``, and ``init_optim``'s optimizer state); writes the
-    model, the optimizer state and ``<out_model>.train.json``; returns the metrics."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from mintrl.training.trainer import (
-        deepspeed_engine,
-        load_optimizer_state,
-        save_optimizer_state,
-        save_policy,
-        train_iteration,
-    )
-
-    objective = get_objective(spec.objective_at(iteration))
-    if "anchor_logprobs" in objective.needs and spec.anchor == "const" and const_c is None:
-        raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
-    if "teacher_logprobs" in objective.needs and not teacher_dir:
-        raise SystemExit(f"the {spec.objective_at(iteration)} objective needs the teacher: "
-                         "pass --teacher CHECKPOINT")
-    tokenizer = AutoTokenizer.from_pretrained(init)
-    model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
-    engine = deepspeed_engine(model, spec, device)
-    if init_optim:
-        load_optimizer_state(engine, init_optim)
-    teacher = None
-    if teacher_dir:
-        from mintrl.engine.mixed import shared_vocab_check
-
-        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(teacher_dir), run.method)
-        teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype="float32")
-        teacher.to(device).eval()
-    stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
-                            iteration_seed(run.seed, iteration, 2), device,
-                            const_c=const_c, teacher_model=teacher, iteration=iteration)
-    save_policy(engine, tokenizer, out_model)
-    save_optimizer_state(engine, out_optim, iteration)
-    write_json(out_model.parent / f"{out_model.name}.train.json", stats)
-    return stats
+from mintrl.training.one_iteration import (
+    train_on_rollouts,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -86,3 +86,22 @@ def test_modules_and_functions_stay_small():
                 long_functions[f"{name}.{node.name}"] = n
     assert long_modules == {}
     assert long_functions == {}
+
+
+STAGES = ("prepare", "pretrain", "fetch", "filter", "evaluate", "sft", "segment", "train",
+          "rollout", "summarize", "track", "tune")
+
+
+def test_a_stage_module_is_only_its_command_line():
+    """``python -m mintrl.<stage>``: argparse around library calls; what the stage computes
+    lives in the library, where other code and the tests import it from."""
+    extra = {}
+    for stage in STAGES:
+        tree = ast.parse((PACKAGE / f"{stage}.py").read_text())
+        defined = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+        if defined != ["main"]:
+            extra[stage] = defined
+    assert extra == {}
+    importers = {name for name, deps in import_graph().items()
+                 if any(d in {f"mintrl.{s}" for s in STAGES} for d in deps)}
+    assert importers == set()  # no module imports a stage

@@ -187,7 +187,7 @@ def test_sft_loss_is_the_token_mean_nll():
 
 def test_sft_train_fits_the_trajectories(tokenizer):
     from mintrl.config import SFTSpec
-    from mintrl.sft import sft_train
+    from mintrl.training.sft import sft_train
 
     df = _rollouts(n_prompts=2, group=2)
     spec = SFTSpec(epochs=6, lr=3e-3, minibatch_size=4, micro_batch_size=2)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from mintrl.rollout import load_problems, select_prompts
+from mintrl.rollouts import load_problems, select_prompts
 
 RUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
 

@@ -119,7 +119,7 @@ def test_the_length_toy_draws_no_facts():
 
 def test_the_bases_pretraining_data_never_shows_an_unknown_fact_and_the_teachers_does():
     from mintrl.config import load_config
-    from mintrl.pretrain import sample_examples
+    from mintrl.training.pretraining import sample_examples
 
     spec = load_config("config/config.yaml").tasks["arith"]
     unknown = [f"#{k}" for k in TABLE.keys("unknown")]

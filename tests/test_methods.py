@@ -11,7 +11,7 @@ import pytest
 from mintrl.algo.objectives import OBJECTIVES
 from mintrl.config import RunSpec
 from mintrl.methods import METHODS, POST_PHASE, get_method
-from mintrl.rollout import ROLLOUT_MODES
+from mintrl.rollouts import ROLLOUT_MODES
 
 ROOT = Path(__file__).resolve().parents[1]
 

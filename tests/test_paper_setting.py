@@ -200,7 +200,7 @@ def test_fetch_links_a_local_model_and_records_what_it_fetched(lab, tmp_path):
 def test_fetch_checks_a_release_file_against_its_sha256(tmp_path):
     import hashlib
 
-    from mintrl.fetch import download
+    from mintrl.fetching import download
 
     src = tmp_path / "HumanEvalPlus.jsonl.gz"
     src.write_bytes(b"release bytes")

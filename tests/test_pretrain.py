@@ -4,8 +4,8 @@ import numpy as np
 import torch
 
 from mintrl.config import load_config
-from mintrl.pretrain import encode_examples, pretrain, sample_examples
 from mintrl.tasks import get_task
+from mintrl.training.pretraining import encode_examples, pretrain, sample_examples
 
 MICRO = "tests/micro.yaml"
 
@@ -40,7 +40,7 @@ def test_pretraining_lowers_the_loss_and_is_deterministic():
 
 def test_length_buckets_give_the_same_loss_and_gradient_as_one_padded_batch(tiny_model,
                                                                             tokenizer):
-    from mintrl.pretrain import train_step_loss
+    from mintrl.training.pretraining import train_step_loss
 
     task, spec = get_task("arith"), load_config(MICRO).tasks["arith"].teacher
     prompts, responses = sample_examples(task, spec, np.random.default_rng(1), 12, set())
@@ -151,7 +151,7 @@ def test_each_lab_seed_pretrains_its_own_weights_and_lab_zero_keeps_todays(tmp_p
     never resumed by another."""
     import hashlib
 
-    from mintrl.pretrain import lab_seed_of, run_fingerprint
+    from mintrl.training.pretraining import lab_seed_of, run_fingerprint
 
     task = get_task("arith")
     spec = load_config(MICRO).tasks["arith"].base.model_copy(

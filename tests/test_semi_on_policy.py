@@ -164,7 +164,7 @@ def test_cut_token_reaches_the_character_offset(tokenizer):
 
 def test_a_model_judge_is_scored_against_the_oracle_per_review(tiny_model, tokenizer):
     from mintrl.intervention.judges import LikelihoodJudge
-    from mintrl.rollout import judge_agreement
+    from mintrl.rollouts import judge_agreement
 
     problems = _problems(4)
     trajs, stats = semi_on_policy_rollouts(
@@ -179,7 +179,7 @@ def test_a_model_judge_is_scored_against_the_oracle_per_review(tiny_model, token
 
 def test_self_intervention_sees_the_reference_but_the_stored_prompt_stays_plain(tiny_model,
                                                                                 tokenizer):
-    from mintrl.rollout import semi_rows
+    from mintrl.rollouts import semi_rows
 
     problems = _problems(3)
     me = ModelIntervener(_engine(tiny_model, tokenizer), tokenizer, tokenizer, privileged=True)

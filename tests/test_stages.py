@@ -91,7 +91,7 @@ def test_filter_drops_always_solved_prompts_but_keeps_a_share(lab, tmp_path):
 
 def test_choose_prompts_keeps_the_configured_share_of_solved_ones():
     from mintrl.config import FilterSpec
-    from mintrl.filter import choose_prompts
+    from mintrl.filtering import choose_prompts
 
     rates = pd.DataFrame({"problem_id": list("abcdefgh"),
                           "pass_rate": [1, 1, 1, 1, 0.5, 0, 1, 0.25]})

@@ -1,6 +1,6 @@
 import json
 
-from mintrl.summarize import eval_records, results_table, to_markdown
+from mintrl.report.tables import eval_records, results_table, to_markdown
 
 
 def _eval(tmp_path, run, task, it, easy, hard):
@@ -60,7 +60,7 @@ def test_cell_stats_mean_std_over_seeds_and_a_bootstrap_interval():
 def test_rows_average_their_seeds_from_the_per_sample_files(tmp_path):
     import pandas as pd
 
-    from mintrl.summarize import problem_scores, seed_table, stats_markdown
+    from mintrl.report.tables import problem_scores, seed_table, stats_markdown
 
     def run(name, seed_rewards):
         folder = tmp_path / name
@@ -86,7 +86,7 @@ def test_an_ablation_on_one_task_has_only_that_tasks_columns(tmp_path):
     only, with an average for every row over those columns."""
     import pandas as pd
 
-    from mintrl.summarize import problem_scores, seed_table, trained_benchmarks
+    from mintrl.report.tables import problem_scores, seed_table, trained_benchmarks
 
     paths = []
     for name, task in (("base", "arith"), ("base", "intfn"), ("C8", "arith")):
@@ -121,7 +121,7 @@ def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
 
 
 def test_ablation_rows_are_placed_on_the_one_knob_they_change():
-    from mintrl.summarize import single_knobs
+    from mintrl.report.tables import single_knobs
 
     ref = {"chunk_tokens": 16, "max_reviews": 12, "const_c": None, "judge": "oracle"}
     specs = {"ref": ref, "C8": ref | {"chunk_tokens": 8}, "C32": ref | {"chunk_tokens": 32},
@@ -150,7 +150,7 @@ def test_differences_to_the_base_pair_each_run_with_its_own_labs_base(tmp_path):
     """The base scores 0 on lab seed 0 and 50 on lab seed 1. A row on lab 1 only is compared
     with base-lab1, problem by problem (a zero difference has a zero-width interval); the base
     row averages over both labs; the table counts each row's (lab seed, RL seed) pairs."""
-    from mintrl.summarize import (
+    from mintrl.report.tables import (
         problem_scores,
         rows_and_labs,
         seed_table,
@@ -188,7 +188,7 @@ def test_differences_to_the_base_pair_each_run_with_its_own_labs_base(tmp_path):
 def test_a_run_whose_labs_base_was_not_evaluated_is_named(tmp_path):
     import pytest
 
-    from mintrl.summarize import problem_scores, seed_table
+    from mintrl.report.tables import problem_scores, seed_table
 
     paths = [_lab_run(tmp_path, "base", [0.0, 1.0]), _lab_run(tmp_path, "grpo-lab2-s2", [1.0, 1.0])]
     scores = problem_scores(eval_records(paths), {"grpo-lab2-s2": "grpo"}, {"grpo-lab2-s2": 2})
@@ -198,7 +198,7 @@ def test_a_run_whose_labs_base_was_not_evaluated_is_named(tmp_path):
 
 
 def test_lab_models_are_rows_of_their_role_and_one_pair_is_said_so(tmp_path):
-    from mintrl.summarize import problem_scores, rows_and_labs, seed_table, table_markdown
+    from mintrl.report.tables import problem_scores, rows_and_labs, seed_table, table_markdown
 
     row_of, lab_of = rows_and_labs(["base", "teacher-lab2", "grpo-s0"], {})
     assert row_of == {"base": "base", "teacher-lab2": "teacher"}

@@ -61,9 +61,9 @@ def test_each_lab_seeds_base_is_an_mlflow_run_of_its_own(tmp_path):
     import pytest
     import yaml
 
-    from mintrl import track
     from mintrl.config import load_config
     from mintrl.config.runs import resolve_runs
+    from mintrl.report import run_metrics as track
 
     cfg = yaml.safe_load(Path("tests/micro.yaml").read_text())
     cfg["runs"][0]["lab_seeds"] = [0, 1]

@@ -168,8 +168,8 @@ def _segment_lab(tmp_path, folder, method="mintrl", **rl):
 
     from mintrl.config import load_config
     from mintrl.io import write_table
-    from mintrl.prepare import draw_splits
     from mintrl.schemas import PROBLEMS
+    from mintrl.splits import draw_splits
     from mintrl.tasks import get_task
 
     task = {"easy": {"lo": 2, "hi": 3}, "hard": {"lo": 5, "hi": 6}, "train": {"lo": 2, "hi": 4},

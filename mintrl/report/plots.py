@@ -45,7 +45,7 @@ def row_colours(rows: list[str]) -> dict[str, str]:
 
 def plot_pass1(stats: pd.DataFrame, rows: list[str], out: Path) -> None:
     """Grouped bars: Pass@1 (%) per benchmark and row, with the bootstrap 95 % interval.
-    ``stats``: the long Pass@1 table of mintrl.summarize.seed_table."""
+    ``stats``: the long Pass@1 table of mintrl.report.tables.seed_table."""
     benches = benchmark_order(stats["benchmark"].unique())
     rows = [r for r in rows if r in set(stats["row"])]
     colours = row_colours(rows)
@@ -133,7 +133,7 @@ def _save(fig, out: Path) -> None:
 def plot_knobs(stats: pd.DataFrame, knobs: dict[str, dict[str, float]], out: Path) -> None:
     """Pass@1 (%) against each ablated knob: one panel per knob, x its value, one line per
     benchmark, bars the bootstrap 95 % interval. ``knobs``: knob -> {row: value}, each row
-    differing from the reference only in that knob (mintrl.summarize.single_knobs)."""
+    differing from the reference only in that knob (mintrl.report.tables.single_knobs)."""
     panels = [(k, v) for k, v in knobs.items() if len(v) >= 2]
     fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
                              figsize=(4.5 * max(1, len(panels)), 3.5))

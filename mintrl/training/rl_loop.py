@@ -35,7 +35,7 @@ from mintrl.io import read_table, write_json, write_table
 from mintrl.methods import get_method
 from mintrl.progress import progress
 from mintrl.report.inspector import write_inspector
-from mintrl.rollout import (
+from mintrl.rollouts import (
     iteration_rollouts,
     iteration_seed,
     load_problems,

@@ -1,4 +1,4 @@
-# What a dataset task needs from outside: files and models, pinned (mintrl/fetch.py). Hub
+# What a dataset task needs from outside: files and models, pinned (mintrl/fetching.py). Hub
 # downloads land in the Hugging Face cache once; results/ holds links to them.
 rule fetch_data:
     output:
