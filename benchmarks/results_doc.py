@@ -42,13 +42,16 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "toy_broad_prior_prototype.md"]),
     ("The main command",
      "`main_table.md` is the main command on the fact toy, on one (lab seed, RL seed) pair; "
-     "`pair_spread_fact_toy.md` how far a second pair moves each cell. "
+     "`pair_spread_fact_toy.md` how far a second pair moves each cell; "
+     "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "
+     "rollout equal. "
      "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "
      "cliff): `main_table_length_toy.md` with today's CPU pins on an Intel Xeon, "
      "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table.md", "pair_spread_fact_toy.md", "main_table_length_toy.md", "pair_spread.md",
+     ["main_table.md", "pair_spread_fact_toy.md", "refactor_check_issue24.md",
+      "main_table_length_toy.md", "pair_spread.md",
       "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",

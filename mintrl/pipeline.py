@@ -293,21 +293,20 @@ class Pipeline(JobSettings):
 
     def scope_checkpoints(self, scope):
         """Evaluated and final checkpoints: products of the pipeline, so deleting one reruns it."""
-        return [
-            self.checkpoint_dir(t, r, it)
-            for r in self.scope_runs(scope)
-            for t in self.scope_tasks(scope, r)
-            for it in self.kept(r)
-            if it <= self.scope_upto(scope, r)
-        ]
+        return self._scope_points(scope, self.kept, self.checkpoint_dir)
 
     def scope_segment_metrics(self, scope):
+        return self._scope_points(scope, self.ends, self.segment_metrics)
+
+    def _scope_points(self, scope, points, path):
+        """``path(task, run, i)`` for each of a target's runs and tasks, and each iteration
+        ``i`` of ``points(run)`` up to where the target stops the run."""
         return [
-            self.segment_metrics(t, r, e)
+            path(t, r, i)
             for r in self.scope_runs(scope)
             for t in self.scope_tasks(scope, r)
-            for e in self.ends(r)
-            if e <= self.scope_upto(scope, r)
+            for i in points(r)
+            if i <= self.scope_upto(scope, r)
         ]
 
     def scope_tracking(self, scope):
