@@ -61,9 +61,10 @@ def test_each_lab_seeds_base_is_an_mlflow_run_of_its_own(tmp_path):
     import pytest
     import yaml
 
+    from mintrl import track
     from mintrl.config import load_config
     from mintrl.config.runs import resolve_runs
-    from mintrl.report import run_metrics as track
+    from mintrl.report.run_metrics import run_params
 
     cfg = yaml.safe_load(Path("tests/micro.yaml").read_text())
     cfg["runs"][0]["lab_seeds"] = [0, 1]
@@ -83,8 +84,8 @@ def test_each_lab_seeds_base_is_an_mlflow_run_of_its_own(tmp_path):
     assert runs["base-lab1"]["metrics"]["arith/eval/easy/pass_at_1"] == [(0, 0.2)]
     loaded = load_config(config)
     named = resolve_runs(loaded)
-    assert "run.lab_seed" not in track.run_params(loaded, named["grpo-s0"])[0]
-    assert track.run_params(loaded, named["grpo-lab1-s1"])[0]["run.lab_seed"] == "1"
+    assert "run.lab_seed" not in run_params(loaded, named["grpo-s0"])[0]
+    assert run_params(loaded, named["grpo-lab1-s1"])[0]["run.lab_seed"] == "1"
     with pytest.raises(SystemExit, match="unknown run 'teacher-lab1'"):
         track.main(["--config", str(config), "--run", "teacher-lab1", "--out",
                     str(tmp_path / "t.json")])
