@@ -55,12 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     imports = time.perf_counter() - T_START
     cfg, run = load_run(args.pop("config"), args.pop("run"))
     torch.set_num_threads(args.pop("threads") or cfg.threads)
-    try:
-        job = SegmentJob(cfg=cfg, run=run, **args)
-    except JobError as err:
-        raise SystemExit(str(err)) from None
-    try:
-        run_segment(job, started=T_START, imports=imports)
+    try:  # inputs that do not fit the run: one line, not a traceback
+        run_segment(SegmentJob(cfg=cfg, run=run, **args), started=T_START, imports=imports)
     except JobError as err:
         raise SystemExit(str(err)) from None
 
