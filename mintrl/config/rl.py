@@ -153,7 +153,24 @@ class RunSpec(Strict):
         "proxy", description="Reference score of the regression (DESIGN.md §1.2).")
     const_c: float | None = Field(
         None, le=0, description="Const anchor: log-prob per intervention token; default: the "
-        "intervener's mean token log-prob on its corrections in the phase's first iteration.")
+        "measured in the phase's first iteration by `const_c_rule`.")
+    const_c_rule: Literal["stability", "intervener"] = Field(
+        "stability", description="How the Const anchor's c is measured when `const_c` is "
+        "unset, once, in the phase's first iteration: 'stability' (π_t's own mean log-prob of "
+        "the corrections, raised so that an intervened rollout's extra advantage "
+        "β₂·n_int·(c − log π_t) is `const_bonus` times the mean |r − V̂|; capped at 0); "
+        "'intervener' (the intervener's own mean token log-prob of its corrections: near 0 for "
+        "a teacher that knows the facts, which made Const add about +1 to every intervened "
+        "rollout's advantage at β₂ 0.01).")
+    const_bonus: float = Field(
+        0.5, gt=0, description="Stability rule: the Const anchor's extra advantage of an "
+        "intervened rollout, as a share of the iteration's mean |r − V̂| (DESIGN.md §1.2: small "
+        "next to |r − V̂|).")
+    gradient_parts: bool = Field(
+        True, description="Log, every iteration, the gradient norm each part of the rollouts "
+        "contributes at θ = π_t (semi-on-policy policy and intervention tokens, control or "
+        "on-policy rollouts) on the first minibatch: one extra backward per part, one gradient "
+        "copy per part held (one process without ZeRO only; turn off for large models).")
     beta1: float | None = Field(
         None, gt=0, description="Soft value temperature; None is the paper's β₁ → ∞ (mean "
         "control reward).")

@@ -28,7 +28,8 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
     )
 
     objective = get_objective(spec.objective_at(iteration))
-    if "anchor_logprobs" in objective.needs and spec.anchor == "const" and const_c is None:
+    if ("anchor_logprobs" in objective.needs and spec.anchor == "const" and const_c is None
+            and spec.const_c_rule != "stability"):  # the stability rule measures c here
         raise SystemExit("the const anchor needs c: pass --const-c or set rl.const_c")
     if "teacher_logprobs" in objective.needs and not teacher_dir:
         raise SystemExit(f"the {spec.objective_at(iteration)} objective needs the teacher: "

@@ -261,12 +261,19 @@ def load_teacher(spec, job: SegmentJob, tokenizer, first: int, gpu_memory: float
     return teacher, tok
 
 
-def const_c(spec, root: Path) -> float | None:
-    """The Const anchor's c: the config's, or the intervener's mean token log-prob on its
-    corrections in the phase's first iteration (read back from its rollout file, so a resumed
-    or later segment uses the same value)."""
+def const_c(spec, root: Path, iteration: int) -> float | None:
+    """The Const anchor's c: the config's, or measured in the phase's first iteration and read
+    back from it (so a resumed or later segment uses the same value). ``const_c_rule``
+    'stability': None at iteration 1 (the trainer measures it from π_t's log-probs), then
+    iteration 1's logged value; 'intervener': the intervener's mean token log-prob on its
+    corrections in iteration 1's rollout file."""
     if spec.anchor != "const" or spec.const_c is not None:
         return spec.const_c
+    if spec.const_c_rule == "stability":
+        if iteration == 1:
+            return None
+        metrics = iter_dir(root, 1) / "metrics.json"
+        return float(json.loads(metrics.read_text())["intervention/const_c"])
     df = read_table(iter_dir(root, 1) / "rollouts.parquet")
     lps = [lp for prov, lps in zip(df["provenance"], df["logprobs"], strict=True)
            for p, lp in zip(prov, lps, strict=True) if p == INTERVENTION]
@@ -322,14 +329,14 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
     barrier()  # the Const anchor's c is read back from iteration 1's rollout file
     objective = spec.objective_at(it)
     anchored = "anchor_logprobs" in get_objective(objective).needs
-    c = const_c(spec, job.root) if anchored else None
+    c = const_c(spec, job.root, it) if anchored else None
     # the teacher scores the sampled tokens: OPD's advantages, and the teacher-vs-policy KL
     # that OPD and MENTOR log
     scorer = teacher.model if teacher and get_method(spec.method).scores_tokens else None
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, it, 2), job.device, ref_model, c,
                             teacher_model=scorer, iteration=it)
-    extra = {"intervention/const_c": c} if c is not None else {}
+    extra = {"intervention/const_c": c} if c is not None else {}  # else the trainer's
     mem = gather_objects(peak_memory())  # the largest rank's
     extra |= {k: max(m[k] for m in mem) for k in mem[0]}
     return {"iteration": it, **rollout_stats(df), **stats, **extra,

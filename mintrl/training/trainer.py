@@ -21,6 +21,7 @@ from mintrl.algo.objectives import LossInputs, Objective, get_objective
 from mintrl.algo.train_targets import rewards_of
 from mintrl.config import RunSpec
 from mintrl.training.batching import MicroBatch, pack, plan_minibatches, rank_share
+from mintrl.training.diagnostics import gradient_parts, stability_c, update_stats
 from mintrl.training.distributed import (
     loss_scale,
     shared_atomic_path,
@@ -160,12 +161,14 @@ def iteration_targets(df: pd.DataFrame, spec: RunSpec, objective: Objective,
 
 def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: Objective,
                    device: str, ref_model=None, const_c: float | None = None,
-                   teacher_model=None) -> dict:
+                   teacher_model=None, df: pd.DataFrame | None = None,
+                   targets: Targets | None = None) -> dict:
     """Log-probs of π_t (= π_old) with the exact packing of the training pass, so the first
     ratio is 1 and Proxy's step-0 residual is exactly −(r − V̂); and what the objective
     needs: the anchor of each rollout, the KL reference's log-probs (while kl_coef > 0), the
     teacher's log-probs on the sampled tokens (also the teacher-vs-policy KL on samples,
-    logged whenever a teacher is given)."""
+    logged whenever a teacher is given). The Const anchor without a ``const_c`` measures c by
+    the stability rule (``stability_c``: needs ``df`` and ``targets``; ``out["const_c"]``)."""
     objective = as_objective(objective)
     if "teacher_logprobs" in objective.needs and teacher_model is None:
         raise ValueError("the objective needs the teacher's log-probs: pass teacher_model")
@@ -184,9 +187,6 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: Ob
             inter = mb.intervention.to(device) * mb.response_mask.to(device)
             out["int_logprob_sum"] += float((lp * inter).sum())
             out["int_tokens"] += float(inter.sum())
-            if anchor_fn is not None:
-                out["anchor"].append(anchor_fn(lp, mb.generator_logprobs.to(device), inter,
-                                               mb.response_mask.to(device), c=const_c))
             if with_ref:
                 out["ref"].append(forward_logprobs(ref_model, mb, device)[0])
             if teacher_model is not None:
@@ -196,6 +196,18 @@ def reference_pass(engine, micro: list[MicroBatch], spec: RunSpec, objective: Ob
                 own = (mb.response_mask * (1 - mb.guided)[:, None]).to(device)
                 out["teacher_kl_sum"] += float(((lp - t) * own).sum())
                 out["teacher_kl_tokens"] += float(own.sum())
+    if anchor_fn is not None:
+        if spec.anchor == "const" and const_c is None and spec.const_c_rule == "stability":
+            if targets is None or df is None:
+                raise ValueError("the stability rule measures c: pass df and targets")
+            const_c = stability_c(df, out["int_logprob_sum"], out["int_tokens"],
+                                  targets.rewards - targets.values, spec.beta2,
+                                  spec.const_bonus, device)
+            out["const_c"] = const_c
+        for mb, lp in zip(micro, out["old"], strict=True):
+            inter = mb.intervention.to(device) * mb.response_mask.to(device)
+            out["anchor"].append(anchor_fn(lp, mb.generator_logprobs.to(device), inter,
+                                           mb.response_mask.to(device), c=const_c))
     return out
 
 
@@ -255,7 +267,10 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     plans = [rank_share(mini, spec.micro_batch_size) for mini in plans]
     micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
     ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
-                         teacher_model)
+                         teacher_model, df, targets)
+    parts = (first_minibatch_parts(engine, micro, len(plans[0]), rows_per_mini[0], objective,
+                                   ref, targets, spec, df, device)
+             if spec.gradient_parts else {})
     t1 = time.perf_counter()
 
     engine.module.train()
@@ -284,13 +299,33 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
         stats["grad_norm"].append(grad_norm)
         stats["tokens"] += mb_tokens
     t2 = time.perf_counter()
-    out = iteration_stats(stats, ref, len(plans), device) | {"time/old_logprobs": t1 - t0,
-                                                               "time/update": t2 - t1}
+    moved = update_stats(engine, micro, ref, df, spec, device,
+                         lambda m, mb: forward_logprobs(m, mb, device)[0], targets)
+    out = iteration_stats(stats, ref, len(plans), device) | parts | moved | {
+        "time/old_logprobs": t1 - t0, "time/update": t2 - t1,
+        "time/diagnostics": time.perf_counter() - t2}
+    if "const_c" in ref:
+        out["intervention/const_c"] = ref["const_c"]
     if targets.advantages is not None:
         out["policy/advantage_abs"] = float(targets.advantages.abs().mean())
     if ref["anchor"]:
         out |= step0_residuals(df, micro, ref, targets, spec)
     return out
+
+
+def first_minibatch_parts(engine, micro, first: int, rows: int, objective: Objective, ref: dict,
+                          targets: Targets, spec: RunSpec, df: pd.DataFrame,
+                          device: str) -> dict[str, float]:
+    """``gradient_parts`` of the first minibatch (``first`` micro-batches, ``rows`` rollouts)
+    with its loss as its optimizer step sees it."""
+    tokens = sum(float(loss_mask(micro[j], objective).sum()) for j in range(first))
+
+    def loss_of(lp, j):
+        return objective.loss(loss_inputs(objective, lp, micro[j], j, ref, targets, device,
+                                          tokens, rows), spec)[0]
+
+    return gradient_parts(engine, micro, first, loss_of, df,
+                          lambda m, mb: forward_logprobs(m, mb, device)[0])
 
 
 def iteration_stats(stats: dict, ref: dict, steps: int, device: str) -> dict[str, float]:
