@@ -32,6 +32,7 @@ from mintrl.report.plots import plot_curves, plot_knobs, plot_pass1, plot_reward
 from mintrl.report.stats import benchmark_order
 from mintrl.report.tables import (
     SAMPLE_METRICS,
+    VERSUS_ROWS,
     eval_records,
     iteration_records,
     problem_scores,
@@ -43,6 +44,7 @@ from mintrl.report.tables import (
     table_markdown,
     to_markdown,
     trained_benchmarks,
+    versus_table,
 )
 
 
@@ -82,8 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     iters = iteration_records(args.segments)
     with atomic_path(args.out / "table.csv") as tmp:
         table.to_csv(tmp)
+    versus = {row: versus_table(scores, "pass@1", row) for row in VERSUS_ROWS}
     with atomic_path(args.out / "table.md") as tmp:
-        tmp.write_text(table_markdown(pass1, rows))
+        tmp.write_text(table_markdown(pass1, rows, versus))
     quality = "".join(
         f"{title} (%)\n\n" + stats_markdown(stats[stats["metric"] == m], rows) + "\n"
         for m, title in (("strict", "Strict correctness (every step right)"),
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_curves(iters, row_of, args.out / "curves.png")
     plot_pass1(pass1, rows, args.out / "pass1.png")
     plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
-    print(table_markdown(pass1, rows), flush=True)
+    print(table_markdown(pass1, rows, versus), flush=True)
 
 
 if __name__ == "__main__":

@@ -218,3 +218,37 @@ def test_a_toys_columns_read_easy_medium_hard_and_the_average_comes_last():
                            "intfn/easy", "intfn/medium", "code/mbpp_plus", "code/humaneval"])
     assert got == ["arith/easy", "arith/medium", "arith/hard", "code/humaneval",
                    "code/mbpp_plus", "intfn/easy", "intfn/medium", "intfn/hard", "average"]
+
+
+def test_each_method_is_compared_with_grpo_problem_by_problem_on_its_own_lab(tmp_path):
+    """mintrl beats grpo by exactly 25 pp on every problem of lab 0 and ties it on lab 1: the
+    paired difference is +12.5 with the spread of the two pairs, while the two rows' own
+    intervals (over problems) overlap; a row on a lab seed grpo lacks is left out."""
+    from mintrl.report.tables import (
+        problem_scores,
+        rows_and_labs,
+        seed_table,
+        table_markdown,
+        versus_table,
+    )
+
+    paths = [_lab_run(tmp_path, "grpo-s0", [0.0, 0.25, 0.5, 0.75]),
+             _lab_run(tmp_path, "grpo-lab1-s1", [1.0, 0.0, 1.0, 0.0]),
+             _lab_run(tmp_path, "mintrl-s0", [0.25, 0.5, 0.75, 1.0]),
+             _lab_run(tmp_path, "mintrl-lab1-s1", [1.0, 0.0, 1.0, 0.0]),
+             _lab_run(tmp_path, "other-lab2-s2", [1.0, 1.0, 1.0, 1.0])]
+    evals = eval_records(paths)
+    row_of, lab_of = rows_and_labs(evals["run"].unique(), {})
+    row_of |= {"grpo-s0": "grpo", "grpo-lab1-s1": "grpo", "mintrl-s0": "mintrl",
+               "mintrl-lab1-s1": "mintrl", "other-lab2-s2": "other"}
+    lab_of |= {"grpo-lab1-s1": 1, "mintrl-lab1-s1": 1, "other-lab2-s2": 2}
+    scores = problem_scores(evals, row_of, lab_of)
+    vs = versus_table(scores, "pass@1", "grpo", n_boot=200)
+    cell = vs[vs["benchmark"] == "average"].set_index("row")
+    assert list(cell.index) == ["mintrl"]  # not grpo itself, not a lab grpo never ran on
+    assert cell.loc["mintrl", "mean"] == 12.5 and cell.loc["mintrl", "seeds"] == 2
+    assert cell.loc["mintrl", "lo"] >= 0.0  # paired: every problem's difference is 0 or +25
+    md = table_markdown(seed_table(scores, "pass@1", n_boot=50), ["grpo", "mintrl"],
+                        {"grpo": vs})
+    assert "Pass@1 minus grpo's of the same lab seed (pp)" in md
+    assert versus_table(scores, "pass@1", "opd").empty  # no opd row: no table

@@ -159,6 +159,40 @@ def seed_table(scores: pd.DataFrame, metric: str, n_boot: int = 1000) -> pd.Data
     return pd.DataFrame(out)
 
 
+VERSUS_ROWS = ("grpo", "opd")  # the baselines every row is also compared with, paired
+
+
+def versus_table(scores: pd.DataFrame, metric: str, versus: str,
+                 n_boot: int = 1000) -> pd.DataFrame:
+    """Long table (row, benchmark, metric, mean, std, lo, hi, seeds) of each row minus row
+    ``versus``, paired: a run against ``versus``'s run of the same lab seed, problem by problem
+    (the same problems and evaluation draws). Rows other than the methods (base, teacher,
+    ``versus`` itself) and rows with a lab seed ``versus`` lacks are left out; empty when
+    ``versus`` is not in ``scores``."""
+    column = SAMPLE_METRICS[metric]
+    if versus not in set(scores["row"]):
+        return pd.DataFrame()
+    benchmarks = sorted(scores["benchmark"].unique())
+    labs = scores.groupby("run")["lab"].first().to_dict() if "lab" in scores else {}
+    ref = {bench: m.set_axis([labs.get(r, 0) for r in m.index])
+           for bench, m in row_matrices(scores[scores["row"] == versus], column, versus).items()}
+    if any(m.index.duplicated().any() for m in ref.values()):
+        return pd.DataFrame()  # several runs of one lab seed: no pairing
+    out = []
+    for row, part in scores.groupby("row", sort=False):
+        if row in (versus, BASE_ROW, "teacher"):
+            continue
+        mats = row_matrices(part, column, row)
+        run_labs = {r: labs.get(r, 0) for m in mats.values() for r in m.index}
+        if not set(run_labs.values()) <= {lab for m in ref.values() for lab in m.index}:
+            continue
+        for bench, ms in _cells(paired_differences(mats, run_labs, ref, row),
+                                benchmarks).items():
+            out.append({"row": row, "benchmark": bench, "metric": metric,
+                        **cell_stats(ms, n_boot=n_boot)})
+    return pd.DataFrame(out)
+
+
 def _delta_stats(matrices: list | None, n_boot: int) -> dict[str, float]:
     """``cell_stats`` of a cell's paired differences under DELTA_KEYS (NaN: no base)."""
     if matrices is None:
@@ -233,12 +267,19 @@ def delta_markdown(stats: pd.DataFrame, order: list[str]) -> str:
     return stats_markdown(delta, order, note=DELTA_NOTE, signed=True)
 
 
-def table_markdown(pass1: pd.DataFrame, order: list[str]) -> str:
-    """table.md: Pass@1, then its difference to the base."""
+def table_markdown(pass1: pd.DataFrame, order: list[str],
+                   versus: dict[str, pd.DataFrame] | None = None) -> str:
+    """table.md: Pass@1, then its difference to the base, then to each ``versus`` row
+    (``versus_table``)."""
     text = "Pass@1 (%)\n\n" + stats_markdown(pass1, order)
     delta = delta_markdown(pass1, order)
     if delta:
         text += "\nPass@1 minus the base's of the same lab seed (pp)\n\n" + delta
+    for row, table in (versus or {}).items():
+        if not table.empty:
+            text += (f"\nPass@1 minus {row}'s of the same lab seed (pp)\n\n"
+                     + stats_markdown(table, order, note=DELTA_NOTE.replace("the base", row),
+                                      signed=True))
     return text
 
 
