@@ -364,3 +364,17 @@ class Pipeline(JobSettings):
         return [
             f"results/tune/{t}/{r}/metrics.json" for r in self.tune_runs for t in self.runs[r].tasks
         ]
+
+    def tune_base_evaluations(self):
+        """The base of each tuning run's lab seed on the validation split (the guard's pair)."""
+        return sorted(
+            {
+                f"results/tune/{t}/lab/{lab_model('base', self.runs[r].lab_seed)}/metrics.json"
+                for r in self.tune_runs
+                for t in self.runs[r].tasks
+            }
+        )
+
+    def tune_prompts(self):
+        tasks = {t for r in self.tune_runs for t in self.runs[r].tasks}
+        return [f"results/data/{t}/validation.parquet" for t in sorted(tasks)]

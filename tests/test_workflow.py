@@ -393,7 +393,16 @@ def test_tune_scores_grid_points_on_validation_and_writes_them_into_a_config(fin
     assert list(m["splits"]) == ["validation"] and m["samples"] == 2  # never the reported splits
     chosen = yaml.safe_load((finished_run / "results/tune/chosen.yaml").read_text())
     assert set(chosen) == {"grpo", "mintrl-proxy"}
-    assert chosen["grpo"]["values"]["lr"] in (1.0e-4, 1.0e-3) and len(chosen["grpo"]["grid"]) == 2
+    # every row over the same learning rates, crossed with its own knob
+    for row, knob in (("grpo", "clip_eps"), ("mintrl-proxy", "beta2")):
+        grid = chosen[row]["grid"]
+        assert [g["values"]["lr"] for g in grid] == [1.0e-4, 1.0e-3, 3.0e-3]
+        assert all(knob in g["values"] for g in grid)
+        # the guard pairs each point with the base on the easy (known-fact) problems
+        assert all(len(g["guard"]) == 3 for g in grid)
+        allowed = [g for g in grid if not g["rejected"]] or grid
+        assert chosen[row]["pass@1"] == max(g["pass@1"] for g in allowed)
+    assert (finished_run / "results/tune/arith/lab/base/samples.parquet").exists()
     config = tmp_path / "config.yaml"
     shutil.copy(ROOT / "tests" / "micro.yaml", config)
     for _ in range(2):  # applying again replaces the block

@@ -66,9 +66,32 @@ class TuneSpec(Strict):
     iterations: int = Field(16, ge=1, description="Iterations of each tuning run.")
     tasks: list[str] = Field(["arith"], min_length=1, description="Tasks tuned on.")
     samples: int = Field(8, ge=1, description="Validation samples per problem.")
+    lr: list[float] = Field(
+        default_factory=list, description="The learning rates every row is tuned over, crossed "
+        "with its own `grids` entry: one grid for all, so a method's step size is not a "
+        "confound. At least 3 values spanning at least 30x; empty: each row's own grid only.")
     grids: dict[str, dict[str, list[Any]]] = Field(
-        default_factory=dict, description="Per main-table row: dotted key -> values tried "
-        "(their product). Every row gets the same number of points: an equal tuning budget.")
+        default_factory=dict, description="Per row (a main-table row, or any named run entry, "
+        "such as the corrections-only control): its own knob(s), dotted key -> values tried "
+        "(their product, times `lr`). Every row gets the same number of points: an equal "
+        "tuning budget.")
+    score_kinds: list[str] = Field(
+        ["partial", "unknown"], min_length=1, description="Fact kinds of the validation "
+        "problems whose Pass@1 chooses (a toy's medium and hard); a task without fact kinds "
+        "is scored on all of its validation problems.")
+    guard_kind: str | None = Field(
+        "known", description="Fact kind of the guard: a point whose Pass@1 on these "
+        "validation problems minus the base's (paired, problem by problem) has a 95 % "
+        "bootstrap interval wholly below 0 is rejected (it forgot the easy skills). None: no "
+        "guard.")
+
+    @field_validator("lr")
+    @classmethod
+    def _spans(cls, lr: list[float]) -> list[float]:
+        if lr and (len(lr) < 3 or max(lr) / min(lr) < 30 or min(lr) <= 0):
+            raise ValueError(f"{lr}: give at least 3 positive learning rates spanning at least "
+                             "30x (a narrower grid moved validation Pass@1 within its noise)")
+        return lr
 
 
 class Config(Strict):

@@ -200,7 +200,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     task_keys = _task_keys(cfg, source)
     for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
         row = entry.name or run_name(entry.method, entry.overrides, None)
-        tuned = cfg.tuned.get(row, {}) if entry.group == "main" else {}
+        tuned = cfg.tuned.get(row, {}) if entry.group != "tune" else {}
         own = _nest({**entry.overrides, **tuned}) | {"method": entry.method}
         spec = _validated(_merge(base, own), i, source)
         has_phase = get_method(spec.method).phase is not None
@@ -261,18 +261,27 @@ def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
                       f"rows: {rows}")
 
 
+def tune_grid(cfg: Config, row: str) -> dict[str, list[Any]]:
+    """A row's whole grid: the shared ``tune.lr`` (when given) crossed with its own knobs."""
+    return ({"lr": list(cfg.tune.lr)} if cfg.tune.lr else {}) | cfg.tune.grids[row]
+
+
 def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
-    """The tuning runs (group "tune"): each main-table row of ``tune.grids`` once per grid
-    point, from the row's own overrides (not its tuned values), for ``tune.iterations`` on
-    ``tune.tasks``, named ``tune-<row>-<k>``, on the row's first (lab seed, RL seed) pair."""
-    rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs
-            if e.group == "main"}
+    """The tuning runs (group "tune"): each row of ``tune.grids`` (a main-table row or another
+    named entry) once per point of its grid (``tune_grid``), from the row's own overrides (not
+    its tuned values), for ``tune.iterations`` on ``tune.tasks``, named ``tune-<row>-<k>``, on
+    the row's first (lab seed, RL seed) pair."""
+    rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs}
     sizes = {}
     out = []
-    for row, grid in cfg.tune.grids.items():
+    for row, own in cfg.tune.grids.items():
         if row not in rows:
-            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}: no main-table row "
-                              f"{row!r}; rows: {sorted(rows)}")
+            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}: no run entry "
+                              f"{row!r}; entries: {sorted(rows)}")
+        if cfg.tune.lr and "lr" in own:
+            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}.lr: the learning "
+                              "rates are tune.lr, shared by every row")
+        grid = tune_grid(cfg, row)
         entry = rows[row]
         points = [dict(zip(grid, values, strict=True))
                   for values in itertools.product(*grid.values())]
@@ -292,7 +301,8 @@ def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
 def tune_points(cfg: Config) -> dict[str, tuple[str, dict[str, Any]]]:
     """Tuning run name -> (row, grid point)."""
     out = {}
-    for row, grid in cfg.tune.grids.items():
+    for row in cfg.tune.grids:
+        grid = tune_grid(cfg, row)
         for k, values in enumerate(itertools.product(*grid.values())):
             out[f"tune-{row}-{k}"] = (row, dict(zip(grid, values, strict=True)))
     return out
