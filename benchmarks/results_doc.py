@@ -54,6 +54,21 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "main_table_length_toy.md", "pair_spread.md",
       "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
+    ("Minimal intervention and a regression that acts (issue 25, measured; defaults not yet "
+     "moved)",
+     "Measured on the fact toy's lab (lab seed 0) before the tuning of issue 25's protocol; "
+     "the main table above still runs C/R/L 16/12/16 and the earlier tuned values. "
+     "`intensity_*.md`: how much of a semi-on-policy rollout the teacher writes over a grid of "
+     "C/R/L, and the semi pool's coverage (the band 5-15 % with full coverage exists on intfn "
+     "at 16/12/16; on arith a correction must be a whole 12-token step of a 48-token "
+     "response, so the band trades coverage of unknown facts for share). "
+     "`regression_regime_arith.md`: at the current beta2 0.01, beta2 * |delta log pi| / |A| is "
+     "0.004-0.04 and the residual does not shrink (the quadratic never acts); at beta2 0.1-1 "
+     "with lr 1e-4 it is 0.4-1; the semi intervention tokens carry 86-97 % of the gradient "
+     "norm at 14 % of the tokens whatever the anchor. `diagnostics_cost.md`: what logging "
+     "these costs.",
+     ["intensity_arith.md", "intensity_intfn.md", "regression_regime_arith.md",
+      "diagnostics_cost.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
      "old toy whose gap is a length cliff; kept for the record.",

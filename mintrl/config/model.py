@@ -88,7 +88,7 @@ class TuneSpec(Strict):
     @field_validator("lr")
     @classmethod
     def _spans(cls, lr: list[float]) -> list[float]:
-        if lr and (len(lr) < 3 or max(lr) / min(lr) < 30 or min(lr) <= 0):
+        if lr and (len(lr) < 3 or min(lr) <= 0 or max(lr) < 30 * min(lr) * (1 - 1e-9)):
             raise ValueError(f"{lr}: give at least 3 positive learning rates spanning at least "
                              "30x (a narrower grid moved validation Pass@1 within its noise)")
         return lr

@@ -169,8 +169,9 @@ class RunSpec(Strict):
     gradient_parts: bool = Field(
         True, description="Log, every iteration, the gradient norm each part of the rollouts "
         "contributes at θ = π_t (semi-on-policy policy and intervention tokens, control or "
-        "on-policy rollouts) on the first minibatch: one extra backward per part, one gradient "
-        "copy per part held (one process without ZeRO only; turn off for large models).")
+        "on-policy rollouts) on the first micro-batch, when there are two parts or more: one "
+        "extra backward per part, one gradient copy per part held (one process without ZeRO "
+        "only; turn off for large models).")
     beta1: float | None = Field(
         None, gt=0, description="Soft value temperature; None is the paper's β₁ → ∞ (mean "
         "control reward).")

@@ -8,7 +8,7 @@ regression's quadratic acted, which tokens the gradient came from, and the Const
   alone sets the move).
 - ``gradient_parts``: at θ = π_t, the norm of the gradient that comes from each part of the
   rollouts (semi-on-policy policy tokens, semi-on-policy intervention tokens, control
-  rollouts; on-policy rollouts for the other methods), on the iteration's first minibatch.
+  rollouts; guided and on-policy ones for MENTOR), on the iteration's first micro-batch.
 - ``stability_c``: the Const anchor's c from π_t's own log-prob of the corrections, placed so
   that an intervened rollout's extra advantage β₂·n_int·(c − log π_t) is ``const_bonus`` times
   the iteration's mean |r − V̂| (DESIGN.md §1.2: keep it small next to |r − V̂|).
@@ -118,10 +118,10 @@ def token_parts(df: pd.DataFrame, mb) -> dict[str, torch.Tensor]:
     return parts
 
 
-def gradient_parts(engine, micro, first_minibatch: int, loss_of, df: pd.DataFrame,
+def gradient_parts(engine, micro, n_micro: int, loss_of, df: pd.DataFrame,
                    forward) -> dict[str, float]:
-    """‖∇L‖ from each part of the rollouts at θ = π_t, on micro-batches ``0..first_minibatch-1``
-    (the first minibatch); ``loss_of(lp, j)``: the objective's loss of micro-batch j. The loss's
+    """‖∇L‖ from each part of the rollouts at θ = π_t, on micro-batches ``0..n_micro-1``;
+    ``loss_of(lp, j)``: the objective's loss of micro-batch j. The loss's
     gradient in θ is Σ_k (∂L/∂ log π_k) ∇ log π_k, split by the token k's part; the norms and
     each part's share of their sum are returned. One process without ZeRO only (it holds one
     gradient copy per part)."""
@@ -130,7 +130,7 @@ def gradient_parts(engine, micro, first_minibatch: int, loss_of, df: pd.DataFram
     params = [p for p in engine.module.parameters() if p.requires_grad]
     acc: dict[str, list[torch.Tensor]] = {}
     engine.module.eval()  # no dropout: the gradient of the iteration's own θ
-    for j in range(first_minibatch):
+    for j in range(n_micro):
         mb = micro[j]
         lp = forward(engine.module, mb)
         loss = loss_of(lp, j)

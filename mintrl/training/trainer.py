@@ -268,6 +268,7 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     micro = [pack(df, rows, pad_id) for mini in plans for rows in mini]
     ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
                          teacher_model, df, targets)
+    t_parts = time.perf_counter()
     parts = (first_minibatch_parts(engine, micro, len(plans[0]), rows_per_mini[0], objective,
                                    ref, targets, spec, df, device)
              if spec.gradient_parts else {})
@@ -302,8 +303,8 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     moved = update_stats(engine, micro, ref, df, spec, device,
                          lambda m, mb: forward_logprobs(m, mb, device)[0], targets)
     out = iteration_stats(stats, ref, len(plans), device) | parts | moved | {
-        "time/old_logprobs": t1 - t0, "time/update": t2 - t1,
-        "time/diagnostics": time.perf_counter() - t2}
+        "time/old_logprobs": t_parts - t0, "time/gradient_parts": t1 - t_parts,
+        "time/update": t2 - t1, "time/update_stats": time.perf_counter() - t2}
     if "const_c" in ref:
         out["intervention/const_c"] = ref["const_c"]
     if targets.advantages is not None:
@@ -316,15 +317,18 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
 def first_minibatch_parts(engine, micro, first: int, rows: int, objective: Objective, ref: dict,
                           targets: Targets, spec: RunSpec, df: pd.DataFrame,
                           device: str) -> dict[str, float]:
-    """``gradient_parts`` of the first minibatch (``first`` micro-batches, ``rows`` rollouts)
-    with its loss as its optimizer step sees it."""
+    """``gradient_parts`` of the first minibatch's first micro-batch, with the loss as the
+    minibatch's optimizer step sees it (``first`` micro-batches, ``rows`` rollouts); nothing
+    when the iteration's rollouts are of one part only (GRPO, OPD, an on-policy phase)."""
+    if "kind" not in df or df["kind"].nunique() < 2:
+        return {}
     tokens = sum(float(loss_mask(micro[j], objective).sum()) for j in range(first))
 
     def loss_of(lp, j):
         return objective.loss(loss_inputs(objective, lp, micro[j], j, ref, targets, device,
                                           tokens, rows), spec)[0]
 
-    return gradient_parts(engine, micro, first, loss_of, df,
+    return gradient_parts(engine, micro, 1, loss_of, df,
                           lambda m, mb: forward_logprobs(m, mb, device)[0])
 
 
