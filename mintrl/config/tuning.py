@@ -8,13 +8,13 @@ import datetime
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
 from mintrl.config import ConfigError, parse_config
 from mintrl.config.runs import resolve_runs, tune_points
 from mintrl.io import atomic_path, read_table
+from mintrl.report.stats import cell_stats
 
 BEGIN, END = "# >>> tuned", "# <<< tuned"
 
@@ -41,9 +41,8 @@ def guard_interval(run: pd.Series, base: pd.Series, n_boot: int = 2000,
     if set(run.index) != set(base.index):
         raise SystemExit("the guard compares a tuning run and the base on other problems")
     diff = (run - base.loc[run.index]).to_numpy() * 100
-    rng = np.random.default_rng(seed)
-    draws = [diff[rng.integers(len(diff), size=len(diff))].mean() for _ in range(n_boot)]
-    return float(diff.mean()), float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))
+    st = cell_stats([diff[None, :]], n_boot=n_boot, seed=seed)  # one run: problems resampled
+    return st["mean"], st["lo"], st["hi"]
 
 
 def scores(cfg, evals: list[Path], base: dict[tuple[str, int], Path] | None = None,

@@ -326,7 +326,7 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
     if is_main():
         write_table(iter_dir(job.root, it) / "rollouts.parquet", df, ROLLOUTS)
         write_inspector(df, tokenizer, iter_dir(job.root, it) / "inspector.html")
-    barrier()  # the Const anchor's c is read back from iteration 1's rollout file
+    barrier()  # the Const anchor's c is read back from iteration 1's files
     objective = spec.objective_at(it)
     anchored = "anchor_logprobs" in get_objective(objective).needs
     c = const_c(spec, job.root, it) if anchored else None
