@@ -4,6 +4,7 @@ ranks learn equals what one process learns, and a two-rank segment writes one ru
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -45,6 +46,20 @@ def test_two_ranks_learn_what_one_process_learns(tmp_path, objective):
         assert s2[key] == pytest.approx(s1[key], rel=1e-5, abs=1e-7), key
     if objective == "regression":
         assert s2["losses/residual0_abs"] == pytest.approx(s1["losses/residual0_abs"])
+
+
+def test_each_python_environment_builds_its_own_deepspeed_ops(tmp_path):
+    """A venv and the system Python on one machine must not rebuild one shared-memory op over
+    each other (a rank loading it mid-rebuild aborts); a ranked run builds it under this
+    environment's folder, which the other environment's folder is not."""
+    from mintrl.training.distributed import extensions_dir
+
+    assert extensions_dir("/opt/venv-a") != extensions_dir("/opt/venv-b")
+    assert extensions_dir(sys.prefix) == extensions_dir()
+    out = tmp_path / "world2"
+    out.mkdir()
+    _launch(2, "tests/dp_train_worker.py", str(out), "grpo")
+    assert list(Path(extensions_dir()).glob("deepspeed_shm_comm*/*.so"))
 
 
 @pytest.mark.parametrize("run", ["grpo-s0", "mentor", "mintrl-proxy"])

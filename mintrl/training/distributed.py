@@ -13,6 +13,9 @@ anything: no collective is called and the outputs are byte for byte those of a p
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +23,16 @@ import torch
 import torch.distributed as dist
 
 from mintrl.io import atomic_path, commit, discard, tmp_name
+
+
+def extensions_dir(prefix: str = sys.prefix) -> str:
+    """Where DeepSpeed JIT-builds its C++ ops (the CPU allreduce's shared-memory op) for the
+    Python environment at ``prefix``. torch's default is one folder per Python version, so two
+    environments on one machine (a venv and the system Python) rebuild one .so over each
+    other, and a rank that loads it mid-rebuild aborts."""
+    cache = os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))
+    key = hashlib.sha1(os.path.realpath(prefix).encode()).hexdigest()[:12]
+    return os.path.join(cache, "torch_extensions", f"mintrl-{key}")
 
 
 def world() -> int:

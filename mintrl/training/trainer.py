@@ -23,6 +23,7 @@ from mintrl.config import RunSpec
 from mintrl.training.batching import MicroBatch, pack, plan_minibatches, rank_share
 from mintrl.training.diagnostics import gradient_parts, stability_c, update_stats
 from mintrl.training.distributed import (
+    extensions_dir,
     loss_scale,
     shared_atomic_path,
     sum_floats,
@@ -45,6 +46,7 @@ def init_distributed(device: str) -> None:
     must be used as it is; deepspeed's launcher: WORLD_SIZE > 1), or without a launcher make a
     one-process group on a free port: parallel Snakemake jobs on one machine must not share
     a port, whatever MASTER_PORT the shell happens to export (or a parent process set)."""
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", extensions_dir())
     import deepspeed
 
     launched = ("TORCHELASTIC_RUN_ID" in os.environ
