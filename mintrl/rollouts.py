@@ -148,6 +148,7 @@ def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     times["generate"] += semi_times["generate"]
     times |= {"judge": semi_times["judge"], "intervene": semi_times["intervene"]}
     times |= judge_agreement(semi_times)
+    times |= {k: v for k, v in semi_times.items() if k.startswith("corrections/")}
     return pd.concat([control, semi], ignore_index=True), times
 
 
@@ -242,6 +243,14 @@ def intervention_stats(df: pd.DataFrame) -> dict[str, float]:
     out["intervention/judge_parse_failures"] = float(
         semi["verdicts"].map(lambda v: sum(x == NO_VERDICT for x in v)).sum())
     return out
+
+
+def wrong_correction_share(times: dict[str, float]) -> dict[str, float]:
+    """The measured share of corrections made wrong (the wrong-correction ablation), from an
+    iteration's counts (all ranks summed); empty when no correction was written."""
+    written = times.get("corrections/written", 0)
+    return ({"intervention/wrong_correction_share": times["corrections/wrong"] / written}
+            if written else {})
 
 
 def rollout_stats(df: pd.DataFrame) -> dict[str, float]:

@@ -1,11 +1,17 @@
 """Judges and interveners: oracle, teacher likelihood, noisy ablation wrappers, agreement."""
 
 import math
+import re
 
 import numpy as np
 
 from mintrl.engine.base import Sampling
-from mintrl.intervention.interveners import Correction, NoisyIntervener, ReferenceIntervener
+from mintrl.intervention.interveners import (
+    Correction,
+    NoisyIntervener,
+    ReferenceIntervener,
+    wrong_digits,
+)
 from mintrl.intervention.judges import LikelihoodJudge, NoisyJudge, OracleJudge, Verdict, agreement
 from mintrl.tasks import get_task
 
@@ -64,10 +70,33 @@ def test_noisy_intervener_replaces_corrections_with_random_tokens(tokenizer):
     inner = ReferenceIntervener(tokenizer)
     sampling = Sampling(max_new_tokens=8)
     clean = inner.correct([p], [""], [8], sampling)[0]
-    noisy = NoisyIntervener(inner, len(tokenizer), rate=1.0).correct([p], [""], [8], sampling)[0]
+    noisy = NoisyIntervener(inner, tokenizer, rate=1.0, kind="random").correct(
+        [p], [""], [8], sampling)[0]
     assert isinstance(noisy, Correction) and len(noisy.token_ids) == len(clean.token_ids)
     assert noisy.token_ids != clean.token_ids and all(math.isnan(x) for x in noisy.logprobs)
+    assert noisy.wrong and not clean.wrong
     assert tokenizer.decode(clean.token_ids) == p.solution[:8]
+
+
+def test_a_wrong_correction_is_the_right_step_with_another_value(tokenizer):
+    """The default wrong correction keeps the step's form and changes its last number, so the
+    policy reads a plausible step with a wrong value (a wrong fact or result)."""
+    p = _problem()
+    inner = ReferenceIntervener(tokenizer)
+    sampling = Sampling(max_new_tokens=12)
+    clean = tokenizer.decode(inner.correct([p], [""], [12], sampling)[0].token_ids)
+    fix = NoisyIntervener(inner, tokenizer, rate=1.0).correct([p], [""], [12], sampling)[0]
+    wrong = tokenizer.decode(fix.token_ids)
+    assert fix.wrong and len(wrong) == len(clean) and wrong != clean
+    differs = [i for i, (a, b) in enumerate(zip(clean, wrong, strict=True)) if a != b]
+    last = list(re.finditer(r"[0-9]+", clean))[-1]
+    assert all(last.start() <= i < last.end() for i in differs)
+    assert all(clean[i] != wrong[i] for i in range(last.start(), last.end()))
+    assert wrong_digits("no digits here", np.random.default_rng(0)) is None
+    # at rate 0.25, about a quarter of 400 corrections are wrong
+    noisy = NoisyIntervener(inner, tokenizer, rate=0.25, seed=3)
+    marks = [f.wrong for f in noisy.correct([p] * 400, [""] * 400, [12] * 400, sampling)]
+    assert 0.18 < np.mean(marks) < 0.32
 
 
 def _reversed_char_tokenizer():

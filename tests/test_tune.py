@@ -56,3 +56,27 @@ def test_every_row_gets_the_shared_learning_rates_times_its_own_knob():
                                            "grids": {"grpo": {"lr": [1e-5]}}})))
     with pytest.raises(ConfigError, match="spanning at least 30x"):
         parse_config(_config({"lr": [1e-5, 2e-5, 1e-4], "grids": {}}))
+
+
+def test_ablations_and_variants_run_at_the_tuned_values_of_their_row():
+    """An ablation of the reference row's method moves one knob from that row's tuned point
+    (not from a step size of its own); a variant names its row with `tuned_as`; a tuned
+    control entry keeps its own values."""
+    data = _config({})
+    data["ablation_reference"] = "mintrl-proxy"
+    data["runs"] += [
+        {"method": "mintrl", "group": "beta2", "name": "b1", "overrides": {"beta2": 1.0}},
+        {"method": "grpo", "group": "beta2", "name": "g"},
+        {"method": "corrections_only", "group": "control", "name": "co"},
+        {"method": "corrections_only", "group": "control", "name": "co-wrong",
+         "tuned_as": "co", "overrides": {"wrong_correction_rate": 0.25}},
+    ]
+    data["tuned"] = {"mintrl-proxy": {"lr": 3e-4, "beta2": 0.3}, "co": {"lr": 1e-3}}
+    runs = resolve_runs(parse_config(data))
+    assert (runs["b1"].spec.lr, runs["b1"].spec.beta2) == (3e-4, 1.0)
+    assert runs["co"].spec.lr == 1e-3
+    assert (runs["co-wrong"].spec.lr, runs["co-wrong"].spec.wrong_correction_rate) == (1e-3, 0.25)
+    assert runs["g"].spec.lr == parse_config(data).rl.lr  # another method's inherits nothing
+    data["runs"][-1]["tuned_as"] = "nobody"
+    with pytest.raises(ConfigError, match=r"runs\.\d+\.tuned_as: no run entry 'nobody'"):
+        parse_config(data)

@@ -37,10 +37,14 @@ def parse_config(data: dict[str, Any], source: str = "<dict>") -> Config:
     # validating a config means resolving every run
     runs = resolve_runs(cfg, source)
     reference_run(cfg, runs)
-    rows = {r.entry for r in runs.values() if r.group == "main"}
+    rows = {r.entry for r in runs.values() if r.group != "tune"}
     for row in sorted(set(cfg.tuned) - rows):
-        raise ConfigError(f"invalid config {source}:\n  tuned.{row}: no main-table row {row!r}; "
-                          f"rows: {sorted(rows)}")
+        raise ConfigError(f"invalid config {source}:\n  tuned.{row}: no run entry {row!r}; "
+                          f"entries: {sorted(rows)}")
+    for i, entry in enumerate(cfg.runs):
+        if entry.tuned_as is not None and entry.tuned_as not in rows:
+            raise ConfigError(f"invalid config {source}:\n  runs.{i}.tuned_as: no run entry "
+                              f"{entry.tuned_as!r}; entries: {sorted(rows)}")
     return cfg
 
 

@@ -43,6 +43,11 @@ class RunEntry(Strict):
         "main", pattern=r"^[a-z][a-z0-9_]*$", description="Which table the run belongs to: "
         "'main' (the main table: `snakemake`, `snakemake main_table`) or an ablation "
         "(`snakemake ablation_<group>`); `snakemake sweep` runs every group.")
+    tuned_as: str | None = Field(
+        None, description="Run at this entry's `tuned` values, under this entry's own "
+        "overrides (a variant of a tuned row: the corrections-only control with a wrong "
+        "intervener). Default: an ablation of the `ablation_reference` row's method runs at "
+        "that row's values; any other entry at its own.")
 
     @field_validator("lab_seeds")
     @classmethod
@@ -126,9 +131,11 @@ class Config(Strict):
         "seed, RL seed) pair.")
     tune: TuneSpec = Field(default_factory=TuneSpec, description="Tuning (`snakemake tune`).")
     tuned: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Chosen values per main-table row, written by "
-        "`python -m mintrl.tune --apply` with the grid and date; applied on top of the row's "
-        "overrides (they do not change run names).")
+        default_factory=dict, description="Chosen values per run entry, written by "
+        "`python -m mintrl.tune --apply` with the grid and date; applied on top of the entry's "
+        "overrides (they do not change run names). An ablation entry of the "
+        "`ablation_reference` row's method without values of its own runs at that row's, "
+        "under its own overrides.")
     ablation_reference: str | None = Field(
         None, description="A main-table row (entry name) shown in every ablation table as the "
         "reference point, on the ablation's tasks (its first (lab seed, RL seed) pair).")

@@ -143,7 +143,12 @@ class RunSpec(Strict):
     judge_false_alarm_rate: float = Field(
         0.0, ge=0, le=1, description="Ablation: share of clean reviews where it flags a step.")
     wrong_correction_rate: float = Field(
-        0.0, ge=0, le=1, description="Ablation: share of corrections replaced by random tokens.")
+        0.0, ge=0, le=1, description="Ablation: share of corrections made wrong "
+        "(`wrong_correction`); the share measured is logged as "
+        "`intervention/wrong_correction_share`.")
+    wrong_correction: Literal["digits", "random"] = Field(
+        "digits", description="How a correction is made wrong: `digits`, the digits of its "
+        "last number changed (a plausible wrong fact or result); `random`, random tokens.")
     intervener: Literal["teacher", "self", "chat", "self_chat"] = Field(
         "teacher", description="MInTRL intervener: the teacher continuing the text; the policy "
         "itself given the reference solution (self-intervention); the teacher as a prompted "

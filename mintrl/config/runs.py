@@ -193,6 +193,22 @@ def _check_task_fit(spec: RunSpec, task: str, cfg: Config, i: int, source: str) 
                           "intervener: self_chat (the policy prompted as the intervener)")
 
 
+def _tuned_values(cfg: Config, entry: RunEntry, row: str) -> tuple[dict, dict]:
+    """(inherited, own) tuned values of an entry. Own: its row's ``tuned`` block, over its
+    overrides. Inherited, under its overrides: those of the row it names in ``tuned_as``, or,
+    for an ablation of the ``ablation_reference`` row's method, that row's, so one knob at a
+    time moves from the reference point (not from a step size of its own)."""
+    if entry.group == "tune":
+        return {}, {}
+    own = cfg.tuned.get(row, {})
+    if entry.tuned_as is not None:
+        return dict(cfg.tuned.get(entry.tuned_as, {})), own
+    ref = next((e for e in cfg.runs if e.name == cfg.ablation_reference), None)
+    if own or entry.group == "main" or ref is None or ref.method != entry.method:
+        return {}, own
+    return dict(cfg.tuned.get(cfg.ablation_reference, {})), own
+
+
 def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     """Every run of the sweep by name; a bad override raises naming ``runs.<i>.overrides.<key>``."""
     runs: dict[str, Run] = {}
@@ -200,8 +216,8 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     task_keys = _task_keys(cfg, source)
     for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
         row = entry.name or run_name(entry.method, entry.overrides, None)
-        tuned = cfg.tuned.get(row, {}) if entry.group != "tune" else {}
-        own = _nest({**entry.overrides, **tuned}) | {"method": entry.method}
+        inherited, tuned = _tuned_values(cfg, entry, row)
+        own = _nest({**inherited, **entry.overrides, **tuned}) | {"method": entry.method}
         spec = _validated(_merge(base, own), i, source)
         has_phase = get_method(spec.method).phase is not None
         if has_phase and entry.group != "tune" and spec.intervention_iterations > spec.iterations:

@@ -14,6 +14,7 @@ prefix of every cut row, which was most of a MInTRL round's cost (``benchmarks/r
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,11 +24,26 @@ from mintrl.engine.base import Sampling
 from mintrl.prompting import encode_prompts, prompt_text
 from mintrl.tasks import Problem, get_task
 
+WRONG_CORRECTIONS = ("digits", "random")
+
 
 @dataclass
 class Correction:
     token_ids: list[int]  # in the policy's vocabulary
     logprobs: list[float]  # the intervener's own raw log-probs (NaN when re-tokenized)
+    wrong: bool = False  # made wrong on purpose (the wrong-correction ablation)
+
+
+def wrong_digits(text: str, rng: np.random.Generator) -> str | None:
+    """``text`` with every digit of its last number replaced by another digit: a plausible
+    wrong value in a well-formed step (the toy's looked-up fact, or the result it gives).
+    None when the text has no digit."""
+    runs = list(re.finditer(r"[0-9]+", text))
+    if not runs:
+        return None
+    last = runs[-1]
+    new = "".join(str((int(d) + int(rng.integers(1, 10))) % 10) for d in last.group())
+    return text[:last.start()] + new + text[last.end():]
 
 
 class CorrectionSession:
@@ -99,19 +115,35 @@ class ModelIntervener:
 
 
 class NoisyIntervener:
-    """Ablation wrapper: with ``rate``, a correction is replaced by as many random tokens of
-    the policy's vocabulary (their log-probs unknown: NaN)."""
+    """Ablation wrapper: with probability ``rate`` a correction is made wrong. ``digits``: its
+    last number gets other digits (``wrong_digits``; a correction without a digit stays
+    right); ``random``: it becomes as many random tokens of the policy's vocabulary. Either
+    way its log-probs are unknown (NaN) and it is marked ``wrong``."""
 
-    def __init__(self, inner, vocab_size: int, rate: float, seed: int = 0):
-        self.inner, self.vocab, self.rate = inner, vocab_size, rate
+    def __init__(self, inner, tokenizer, rate: float, seed: int = 0, kind: str = "digits"):
+        if kind not in WRONG_CORRECTIONS:
+            raise ValueError(f"unknown wrong-correction kind {kind!r}; known: "
+                             f"{list(WRONG_CORRECTIONS)}")
+        self.inner, self.tok, self.rate, self.kind = inner, tokenizer, rate, kind
         self.rng = np.random.default_rng(seed)
+
+    def _wrong(self, ids: list[int]) -> list[int] | None:
+        if self.kind == "random":
+            return self.rng.integers(0, len(self.tok), size=len(ids)).tolist()
+        ended = ids[-1] == self.tok.eos_token_id
+        text = wrong_digits(self.tok.decode(ids, skip_special_tokens=True), self.rng)
+        if text is None:
+            return None
+        new = self.tok(text, add_special_tokens=False)["input_ids"]
+        return (new + [self.tok.eos_token_id] if ended else new)[:len(ids)]
 
     def _noised(self, fixes: list[Correction]) -> list[Correction]:
         out = []
         for fix in fixes:
             if fix.token_ids and self.rng.random() < self.rate:
-                ids = self.rng.integers(0, self.vocab, size=len(fix.token_ids)).tolist()
-                fix = Correction(ids, [math.nan] * len(ids))
+                ids = self._wrong(fix.token_ids)
+                if ids is not None:
+                    fix = Correction(ids, [math.nan] * len(ids), wrong=True)
             out.append(fix)
         return out
 

@@ -39,6 +39,6 @@ def intervention_policies(spec, sampler, tokenizer, teacher, tok, first: int):
     else:
         intervener = ModelIntervener(teacher, tok, tokenizer)
     if spec.wrong_correction_rate:
-        intervener = NoisyIntervener(intervener, len(tokenizer), spec.wrong_correction_rate,
-                                     first)
+        intervener = NoisyIntervener(intervener, tokenizer, spec.wrong_correction_rate, first,
+                                     spec.wrong_correction)
     return judge, intervener

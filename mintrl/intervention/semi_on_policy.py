@@ -169,13 +169,15 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
     (no second KV cache for the whole batch: the memory-light choice for large interveners).
     Returns the trajectories and stats: timings (``generate``, ``judge``, ``intervene``
     seconds), tokens decoded (``tokens/policy_sampled``, cut ones included, and
-    ``tokens/intervener``) and, with ``check_with_oracle`` (a model judge on a task with an
-    oracle), the review counts of ``judges.agreement`` under ``agreement/…``.
+    ``tokens/intervener``), corrections written and made wrong (``corrections/…``) and, with
+    ``check_with_oracle`` (a model judge on a task with an oracle), the review counts of
+    ``judges.agreement`` under ``agreement/…``.
     """
     eos = tokenizer.eos_token_id
     times = {"generate": 0.0, "judge": 0.0, "intervene": 0.0}
     counts: dict[str, int] | None = {} if check_with_oracle else None
-    sampled = {"tokens/policy_sampled": 0, "tokens/intervener": 0}
+    sampled = {"tokens/policy_sampled": 0, "tokens/intervener": 0, "corrections/written": 0,
+               "corrections/wrong": 0}
     dec, session, fix_sampling = start(policy, intervener, tokenizer, problems, intensity,
                                        sampling, use_intervener_cache, times)
     trajs = [Trajectory(p) for p in problems]
@@ -213,6 +215,8 @@ def semi_on_policy_rollouts(policy, tokenizer, problems: list[Problem], judge, i
             with timed(times, "generate"):
                 for r, fix in zip(rows, fixes, strict=True):
                     sampled["tokens/intervener"] += len(fix.token_ids)
+                    sampled["corrections/written"] += 1
+                    sampled["corrections/wrong"] += fix.wrong
                     extend(trajs[r], fix.token_ids, fix.logprobs, INTERVENTION, eos, limit)
                     trajs[r].corrections.append(len(fix.token_ids))
                 dec.append({r: fix.token_ids for r, fix in zip(rows, fixes, strict=True)

@@ -41,6 +41,7 @@ from mintrl.rollouts import (
     load_problems,
     rollout_stats,
     select_prompts,
+    wrong_correction_share,
 )
 from mintrl.schemas import INTERVENTION, ROLLOUTS
 from mintrl.training.distributed import barrier, gather_objects, is_main, rank, shard, world
@@ -295,16 +296,17 @@ def peak_memory() -> dict[str, float]:
 
 def merged_rollouts(parts: list[tuple]) -> tuple:
     """Every rank's (rollouts, timings) as one: rows in rank order; a timing is the slowest
-    rank's (the iteration waits for it), a count (``agreement/…``, ``tokens/…``) the sum, any
-    other statistic the ranks' mean."""
+    rank's (the iteration waits for it), a count (``agreement/…``, ``tokens/…``,
+    ``corrections/…``) the sum, any other statistic the ranks' mean."""
     import pandas as pd
 
     df = pd.concat([d for d, _ in parts], ignore_index=True)
     times = {}
     for k in parts[0][1]:
         vals = [t[k] for _, t in parts]
-        times[k] = (max(vals) if "/" not in k else sum(vals)
-                    if k.startswith(("agreement/", "tokens/")) else float(np.mean(vals)))
+        counted = k.startswith(("agreement/", "tokens/", "corrections/"))
+        times[k] = (max(vals) if "/" not in k else sum(vals) if counted
+                    else float(np.mean(vals)))
     return df, times
 
 
@@ -339,6 +341,7 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
     extra = {"intervention/const_c": c} if c is not None else {}  # else the trainer's
     mem = gather_objects(peak_memory())  # the largest rank's
     extra |= {k: max(m[k] for m in mem) for k in mem[0]}
-    return {"iteration": it, **rollout_stats(df), **stats, **extra,
+    return {"iteration": it, **rollout_stats(df), **wrong_correction_share(times), **stats,
+            **extra,
             **{(k if "/" in k else f"time/{k}"): v for k, v in times.items()},
             "time/iteration": time.perf_counter() - t0}
