@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from mintrl.config import load_config
+from mintrl.config.runs import base_spec_for
 from mintrl.engine import Sampling, load_engine
 from mintrl.intervention.interveners import ModelIntervener
 from mintrl.intervention.judges import OracleJudge
@@ -64,11 +65,14 @@ def main() -> None:
     ap.add_argument("--rollouts", type=int, default=4, help="per prompt")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--intensity", metavar="C/R/L",
-                    help="chunk tokens / max reviews / correction tokens (default: the config's)")
+                    help="chunk tokens / max reviews / correction tokens (default: the "
+                    "config's on the task: rl with the task's rl keys)")
+    ap.add_argument("--config", default=str(RESULTS / "config" / "resolved.yaml"),
+                    help="the config whose intensity is measured (the models are results/'s)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    cfg = load_config(RESULTS / "config" / "resolved.yaml")
-    spec = cfg.rl
+    cfg = load_config(args.config)
+    spec = base_spec_for(cfg, args.task)
     pol, tok = load_engine("transformers", str(RESULTS / "models" / args.task / "base"), 512)
     teach, ttok = load_engine("transformers", str(RESULTS / "models" / args.task / "teacher"), 512)
     table = read_table(RESULTS / "data" / args.task / "train_filtered.parquet")

@@ -125,7 +125,9 @@ def test_an_ideal_intervener_makes_every_intervened_rollout_correct(tiny_model, 
             assert r == 1.0 and t.finish_reason == "stop"
     assert any(t.corrections for t in trajs)
     assert set(times) == {"generate", "judge", "intervene", "tokens/policy_sampled",
-                          "tokens/intervener"}
+                          "tokens/intervener", "corrections/written", "corrections/wrong"}
+    assert times["corrections/written"] == sum(len(t.corrections) for t in trajs)
+    assert times["corrections/wrong"] == 0  # a clean intervener
     kept = [sum(p == prov for t in trajs for p in t.provenance) for prov in (POLICY, INTERVENTION)]
     assert times["tokens/policy_sampled"] > kept[0]  # cut tokens were decoded too
     assert times["tokens/intervener"] >= kept[1]  # a later review may cut into one

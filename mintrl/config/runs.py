@@ -176,6 +176,11 @@ def _task_keys(cfg: Config, source: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def base_spec_for(cfg: Config, task: str) -> RunSpec:
+    """The base run (``rl``) with ``task``'s ``rl`` keys: e.g. the default C/R/L on it."""
+    return RunSpec.model_validate(_merge(cfg.rl.model_dump(), _nest(dict(cfg.tasks[task].rl))))
+
+
 def _check_task_fit(spec: RunSpec, task: str, cfg: Config, i: int, source: str) -> None:
     """Settings a dataset task cannot honour: it has no step oracle and, usually, no reference
     solution to give a self-intervener."""

@@ -36,8 +36,10 @@ class ChunkedDecoder:
         # per row: [(keys, values)] per layer, each (heads, fed, head_dim), for tokens[:fed]
         self.kv: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {}
         self.fed = dict.fromkeys(self.tokens, 0)
-        self.logits: dict[int, torch.Tensor] = {}  # (V,) next-token logits when fed == len
-        self._feed(list(self.tokens))  # prefill every prompt in one batch
+        # (V,) next-token logits when fed == len. Nothing is computed yet: a row's prompt is
+        # fed with its first ``generate`` (the policy's: every prompt in one batch), so an
+        # intervener's decoder never encodes the prompts of rows it is never asked to correct.
+        self.logits: dict[int, torch.Tensor] = {}
 
     # -- batching -----------------------------------------------------------------------------
 
@@ -92,14 +94,20 @@ class ChunkedDecoder:
 
     @torch.inference_mode()
     def _feed(self, rows: list[int]) -> None:
+        """Feed the pending tokens of ``rows``: those with one (the token sampled last) in one
+        batch, those with more (a correction spliced in) in another. In one batch every row
+        would pay for the longest correction's width: a forward over (rows, L + 1) after each
+        round with a correction, most of a semi-on-policy round's cost at 128 rows."""
         rows = [r for r in rows if self.fed[r] < len(self.tokens[r])]
-        if not rows:
-            return
-        cache, mask = self._gather(rows, room=max(self._pending(r) for r in rows))
-        mask, logits = self._feed_step(rows, cache, mask)
-        for i, r in enumerate(rows):
-            self.logits[r] = logits[i]
-        self._scatter(rows, cache, mask)
+        single = [r for r in rows if self._pending(r) == 1]
+        for group in (single, [r for r in rows if self._pending(r) > 1]):
+            if not group:
+                continue
+            cache, mask = self._gather(group, room=max(self._pending(r) for r in group))
+            mask, logits = self._feed_step(group, cache, mask)
+            for i, r in enumerate(group):
+                self.logits[r] = logits[i]
+            self._scatter(group, cache, mask)
 
     # -- the interface semi_on_policy_rollouts uses ------------------------------------------
 
