@@ -280,8 +280,21 @@ class Pipeline(JobSettings):
         return list(self.runs[run].tasks)
 
     def scope_upto(self, scope, run):
-        """Where a target stops a run: the main command at `main_iterations`, others at the end."""
-        return self.runs[run].stop if scope == "main" else self.runs[run].spec.iterations
+        """Where a target stops a run: the main command at `main_iterations`, an ablation's
+        reference where the ablation's runs end (a group of shorter runs, the control's, is
+        compared at its own length: a kept iteration of the reference), others at the end."""
+        if scope == "main":
+            return self.runs[run].stop
+        if scope.startswith("ablation_") and run == self.reference:
+            group = [self.runs[r].spec.iterations for r in self.scope_runs(scope) if r != run]
+            end = min(max(group, default=self.runs[run].spec.iterations),
+                      self.runs[run].spec.iterations)
+            if end not in self.kept(run):
+                raise ValueError(f"{scope}: its runs end at iteration {end}, where the "
+                                 f"reference run {run} keeps no checkpoint ({self.kept(run)}); "
+                                 "set the group's iterations to one of those")
+            return end
+        return self.runs[run].spec.iterations
 
     def scope_evaluations(self, scope):
         runs = [

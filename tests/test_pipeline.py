@@ -98,3 +98,23 @@ def test_a_jobs_settings_hold_only_the_config_it_depends_on(micro):
     base = micro.pretrain_settings(job(task="arith", role="base"))
     assert teacher["spec"] != base["spec"] and "checkpoint_every" not in base["spec"]
     assert micro.pretrain_settings(job(task="arith", role="teacher-lab2"))["lab_seed"] == 2
+
+
+def test_an_ablation_of_shorter_runs_shows_its_reference_at_their_length():
+    """The control group's runs stop early: its table shows the reference run at the same
+    iteration (a kept checkpoint), not at the reference's end; a length where the reference
+    keeps nothing is refused with the group named."""
+    with open("tests/micro.yaml") as f:
+        data = yaml.safe_load(f)
+    data["ablation_reference"] = "mintrl-proxy"
+    short = {"iterations": 2, "iterations_per_job": 2, "eval_every": 2}
+    data["runs"] += [{"method": "corrections_only", "group": "control", "name": "co",
+                      "overrides": short},
+                     {"method": "mintrl", "group": "beta2", "overrides": {"beta2": 1.0}}]
+    p = Pipeline(parse_config(data))
+    assert p.scope_upto("ablation_control", "mintrl-proxy") == 2
+    assert p.scope_upto("ablation_beta2", "mintrl-proxy") == 4  # its runs end where it does
+    assert not [f for f in p.scope_evaluations("ablation_control") if "iter_4" in f]
+    data["runs"][-2]["overrides"] = short | {"iterations": 3, "eval_every": 3}
+    with pytest.raises(ValueError, match="ablation_control: its runs end at iteration 3"):
+        Pipeline(parse_config(data)).scope_upto("ablation_control", "mintrl-proxy")

@@ -337,7 +337,7 @@ def test_named_targets_run_the_other_seeds_and_the_ablations(finished_run):
     assert "grpo-s0" not in planned and "grpo-lr" not in planned
     assert "results/summary/main_table/table.md" in planned
     planned = " ".join(_planned(_snakemake(finished_run, "-n", "ablation_lr")))
-    assert "results/runs/arith/grpo-lr0.001-tasksarith-s0/iter_1/model" in planned
+    assert "results/runs/arith/grpo-lr0.001-tasksarith-s0/iter_2/model" in planned
     assert "grpo-s1" not in planned and "results/summary/ablation_lr/table.md" in planned
     planned = " ".join(_planned(_snakemake(finished_run, "-n", "sweep")))
     assert "grpo-s1" in planned and "grpo-lr0.001-tasksarith-s0" in planned
@@ -370,7 +370,9 @@ def test_an_ablation_table_shows_the_reference_row_on_its_own_tasks(tmp_path):
     res = _snakemake(tmp_path, "-n", "ablation_lr", "--config", "ablation_reference=grpo")
     assert res.returncode == 0, res.stderr[-2000:]
     planned = " ".join(_planned(res))
-    assert "results/eval/arith/grpo-s0/iter_4/metrics.json" in planned  # the reference row
+    # the reference row, at the ablation's length (2 iterations), not its own end (4)
+    assert "results/eval/arith/grpo-s0/iter_2/metrics.json" in planned
+    assert "results/eval/arith/grpo-s0/iter_4/metrics.json" not in planned
     assert "results/runs/intfn/grpo-s0" not in planned  # the ablation is arith only
     res = _snakemake(tmp_path, "-n", "--config", "ablation_reference=nope")
     assert res.returncode != 0
