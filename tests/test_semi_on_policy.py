@@ -65,6 +65,24 @@ def test_a_cut_without_a_splice_and_a_sync_resume_from_what_was_kept(tiny_model,
     assert fourth[0][1] == pytest.approx(want0[-len(fourth[0][1]):], abs=1e-4)
 
 
+def test_a_row_fed_for_the_first_time_joins_rows_with_a_cache(tiny_model, tokenizer):
+    """A prompt is encoded at its row's first ``generate`` (an intervener's decoder never
+    encodes rows it never corrects): a row's first call may share its batch with a row that
+    has a cache and a correction pending, and both continue as teacher forcing says."""
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"]
+               for t in ("123 +4\n", "9 *3 -1 +2\n", "7 -7\n")]
+    dec = ChunkedDecoder(tiny_model, prompts, tokenizer.eos_token_id, tokenizer.pad_token_id,
+                         Sampling(max_new_tokens=40), torch.Generator().manual_seed(2))
+    first = dec.generate({1: 4})  # rows 0 and 2 are not encoded yet
+    splice = tokenizer("ab\n\n", add_special_tokens=False)["input_ids"]
+    dec.append({1: splice})
+    second = dec.generate({0: 5, 1: 5})  # row 0's prompt and row 1's splice in one batch
+    resp = [second[0][0], first[1][0] + splice + second[1][0]]
+    want = response_logprobs(tiny_model, prompts[:2], resp, tokenizer.pad_token_id)
+    assert second[0][1] == pytest.approx(want[0], abs=1e-4)
+    assert second[1][1] == pytest.approx(want[1][-len(second[1][1]):], abs=1e-4)
+
+
 def test_the_cached_intervener_writes_what_re_encoding_writes(tiny_model, tokenizer):
     """The intervener's session (its KV cache kept across rounds): its corrections' log-probs
     are the intervener's own on prompt + retained prefix, and with a confident intervener

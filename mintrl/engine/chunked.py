@@ -52,9 +52,13 @@ class ChunkedDecoder:
             mask[i, width - self.fed[r] :] = 1
         if width == 0:  # the prompts' prefill
             return growing_cache(self.model.config, room), mask
-        layers = [(torch.stack([_left_pad(self.kv[r][j][0], width) for r in rows]),
-                   torch.stack([_left_pad(self.kv[r][j][1], width) for r in rows]))
-                  for j in range(len(self.kv[rows[0]]))]
+        # a row not fed yet (its prompt comes with this call) has an empty cache
+        ref = self.kv[next(r for r in rows if self.fed[r])]
+        kv = {r: self.kv[r] if self.fed[r] else [(k[:, :0], v[:, :0]) for k, v in ref]
+              for r in rows}
+        layers = [(torch.stack([_left_pad(kv[r][j][0], width) for r in rows]),
+                   torch.stack([_left_pad(kv[r][j][1], width) for r in rows]))
+                  for j in range(len(ref))]
         return growing_cache(self.model.config, room, layers), mask
 
     def _scatter(self, rows: list[int], cache: DynamicCache, mask: torch.Tensor) -> None:
