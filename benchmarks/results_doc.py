@@ -41,8 +41,11 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      ["toy_lab.md", "learnability.md", "opd_support_arith.md",
       "toy_broad_prior_prototype.md"]),
     ("The main command",
-     "`main_table.md` is the main command on the fact toy, on one (lab seed, RL seed) pair; "
-     "`pair_spread_fact_toy.md` how far a second pair moves each cell; "
+     "`main_table.md` is the main command on the fact toy with issue 25's defaults and tuned "
+     "values, on one (lab seed, RL seed) pair, with what each MInTRL update did "
+     "(`run_diagnostics_*.md`) and the pools' coverage by kind of fact "
+     "(`coverage_by_kind_*.md`); `main_table_74eb489.md` the same command before them; "
+     "`pair_spread_fact_toy.md` how far a second pair moved each cell (earlier settings); "
      "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "
      "rollout equal. "
      "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "
@@ -50,21 +53,22 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table.md", "pair_spread_fact_toy.md", "refactor_check_issue24.md",
+     ["main_table.md", "run_diagnostics_arith.md", "run_diagnostics_intfn.md",
+      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_74eb489.md",
+      "pair_spread_fact_toy.md", "refactor_check_issue24.md",
       "main_table_length_toy.md", "pair_spread.md",
       "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
-    ("Minimal intervention and a regression that acts (issue 25, measured; defaults not yet "
-     "moved)",
-     "Measured on the fact toy's lab (lab seed 0) before the tuning of issue 25's protocol; "
-     "the main table above still runs C/R/L 16/12/16 and the earlier tuned values. "
-     "`intensity_*.md`: how much of a semi-on-policy rollout the teacher writes over a grid of "
-     "C/R/L, and the semi pool's coverage (the band 5-15 % with full coverage exists on intfn "
-     "at 16/12/16; on arith a correction must be a whole 12-token step of a 48-token "
-     "response, so the band trades coverage of unknown facts for share). "
-     "`regression_regime_arith.md`: at the current beta2 0.01, beta2 * |delta log pi| / |A| is "
-     "0.004-0.04 and the residual does not shrink (the quadratic never acts); at beta2 0.1-1 "
-     "with lr 1e-4 it is 0.37-1.04 (Proxy) and 0.44-3.95 (Const); the semi intervention "
+    ("Minimal intervention and a regression that acts (issue 25): the measurements that chose "
+     "the defaults",
+     "Measured on the fact toy's lab (lab seed 0) before the defaults moved (C/R/L 16/12/16, "
+     "beta2 0.01). `intensity_*.md`: how much of a semi-on-policy rollout the teacher writes "
+     "over a grid of C/R/L, and the semi pool's coverage (the band 5-15 % with full coverage "
+     "exists on intfn at 16/12/16; on arith a correction must be a whole 12-token step of a "
+     "48-token response, so the band trades coverage of unknown facts for share: the default "
+     "became 28/1/12). `regression_regime_arith.md`: at beta2 0.01, beta2 * |delta log pi| / "
+     "|A| is 0.004-0.04 and the residual does not shrink (the quadratic never acts); at beta2 "
+     "0.1-1 with lr 1e-4 it is 0.37-1.04 (Proxy) and 0.44-3.95 (Const); the semi intervention "
      "tokens carry 86-97 % of the gradient norm at 14 % of the tokens whatever the anchor. "
      "`diagnostics_cost.md`: what logging these costs.",
      ["intensity_arith.md", "intensity_intfn.md", "regression_regime_arith.md",
@@ -85,7 +89,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "calibration_arith_40it.md"]),
     ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory", "",
      ["iteration_cost_arith.md", "iteration_cost_intfn.md", "round_cost_arith.md",
-      "round_cost_arith_16-2-8.md", "round_cost_arith_16-3-16.md", "round_cost_intfn.md",
+      "round_cost_intfn.md", "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md", "round_cost_arith_16-3-16.md",
       "scaling_arith.md", "engines.md", "logprob_memory.md"]),
     ("The sandbox: hostile programs", "", ["hostile.md"]),
     ("Notes on earlier measurements",
