@@ -44,7 +44,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`main_table.md` is the main command on the fact toy with issue 25's defaults and tuned "
      "values, on one (lab seed, RL seed) pair, with what each MInTRL update did "
      "(`run_diagnostics_*.md`) and the pools' coverage by kind of fact "
-     "(`coverage_by_kind_*.md`); `main_table_74eb489.md` the same command before them; "
+     "(`coverage_by_kind_*.md`), and item 4's wrong-correction control on the same pair "
+     "(`wrong_corrections.md`); `main_table_74eb489.md` the same command before them; "
      "`pair_spread_fact_toy.md` how far a second pair moved each cell (earlier settings); "
      "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "
      "rollout equal. "
@@ -54,7 +55,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
      ["main_table.md", "run_diagnostics_arith.md", "run_diagnostics_intfn.md",
-      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_74eb489.md",
+      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "wrong_corrections.md",
+      "main_table_74eb489.md",
       "pair_spread_fact_toy.md", "refactor_check_issue24.md",
       "main_table_length_toy.md", "pair_spread.md",
       "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
