@@ -3,8 +3,9 @@ tokens written by someone else, resume — without re-encoding what a row alread
 
 Each row keeps its own compact KV cache between calls (per layer keys and values of shape
 (heads, n, head_dim), n = tokens computed so far). A call first feeds the tokens rows have
-pending (a correction spliced in, the last kept token after a cut) in one batch of those rows
-only, then gathers the rows it decodes into one left-padded batch, decodes, and splits the
+pending (a row's prompt at its first call, a correction spliced in, the last token sampled or
+kept after a cut) in batches of those rows only, one for single tokens and one for longer
+blocks, then gathers the rows it decodes into one left-padded batch, decodes, and splits the
 batch back into compact rows. So a cut is a slice, rows not decoding this call cost nothing,
 and the batch never carries the masked columns of earlier rounds. (A prototype that
 re-encoded the prefix every round paid 2.4–3.7x a plain round; one batched cache that only
