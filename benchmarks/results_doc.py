@@ -87,11 +87,12 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`tune_arith_issue25.md` is issue 25's protocol, whose choice the default config runs; "
      "the other files are earlier protocols' (per-row learning-rate grids, the length toy), "
      "kept for the record.",
-     ["tune_arith_issue25.md", "tune_arith_16it.md", "tune_mintrl_lr.md", "calibration_arith_20it.md",
-      "calibration_arith_40it.md"]),
+     ["tune_arith_issue25.md", "tune_arith_16it.md", "tune_mintrl_lr.md",
+      "calibration_arith_20it.md", "calibration_arith_40it.md"]),
     ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory", "",
      ["iteration_cost_arith.md", "iteration_cost_intfn.md", "round_cost_arith.md",
-      "round_cost_intfn.md", "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md", "round_cost_arith_16-3-16.md",
+      "round_cost_intfn.md", "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md",
+      "round_cost_arith_16-3-16.md",
       "scaling_arith.md", "engines.md", "logprob_memory.md"]),
     ("The sandbox: hostile programs", "", ["hostile.md"]),
     ("Notes on earlier measurements",
