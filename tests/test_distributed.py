@@ -16,9 +16,19 @@ from mintrl.rollouts import load_problems, select_prompts
 RUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
 
 
+STARTUP_ABORT = "terminate called without an active exception"
+
+
 def _launch(n: int, *args, timeout=600) -> subprocess.CompletedProcess:
-    res = subprocess.run([*RUN, "--nproc_per_node", str(n), *args], capture_output=True,
-                         text=True, timeout=timeout)
+    """torchrun ``args`` on ``n`` CPU ranks. About one two-rank launch in six on the 2-core
+    machine aborts one rank as the process group starts (``STARTUP_ABORT``, SIGABRT; with or
+    without DeepSpeed's shared-memory op, cause not found yet): such a launch is tried again,
+    up to twice, and any other failure fails at once."""
+    for _ in range(3):
+        res = subprocess.run([*RUN, "--nproc_per_node", str(n), *args], capture_output=True,
+                             text=True, timeout=timeout)
+        if res.returncode == 0 or STARTUP_ABORT not in res.stdout + res.stderr:
+            break
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     return res
 
@@ -107,7 +117,9 @@ def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer, run):
 def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
     """A segment asking for 4 GPUs with a vLLM tensor-parallel size of 2 is planned under
     torchrun with 4 / 2 = 2 processes, and `<rule>:tp=2` reaches the engines; without them a
-    segment is one plain process and no engine is told a size."""
+    segment is one plain process and no engine is told a size. (The segment that ends at T_I
+    and hands off is its own rule, `segment_handoff`, with its own resources, as in the SLURM
+    profile.)"""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -116,7 +128,8 @@ def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
            "--cores", "2", "-n", "-p"]
     plain = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     dp = subprocess.run([*cmd, "--set-resources", "segment:gpu=4", "segment:tp=2",
-                         "evaluate_run:tp=2", "evaluate_lab:tp=2", "filter_prompts:tp=2"],
+                         "segment_handoff:gpu=4", "segment_handoff:tp=2", "evaluate_run:tp=2",
+                         "evaluate_lab:tp=2", "filter_prompts:tp=2"],
                         capture_output=True, text=True, timeout=600)
     assert plain.returncode == 0 and dp.returncode == 0, (plain.stderr + dp.stderr)[-3000:]
     launches = [ln for ln in dp.stdout.splitlines() if "mintrl.segment" in ln]
@@ -124,8 +137,8 @@ def test_the_ranks_and_tp_resources_reach_the_jobs(tmp_path):
                             "mintrl.segment -- --config" in ln for ln in launches)
     assert "torch.distributed.run" not in plain.stdout
     assert "--tensor-parallel" not in plain.stdout
-    cpu = subprocess.run([*cmd, "--set-resources", "segment:ranks=3"], capture_output=True,
-                         text=True, timeout=600)  # CPU processes: no GPU asked for
+    cpu = subprocess.run([*cmd, "--set-resources", "segment:ranks=3", "segment_handoff:ranks=3"],
+                         capture_output=True, text=True, timeout=600)  # CPU: no GPU asked for
     assert "--nproc_per_node 3 -m mintrl.segment --" in cpu.stdout
     for stage in ("mintrl.segment", "mintrl.evaluate", "mintrl.filter"):
         cmds = [ln for ln in dp.stdout.splitlines() if stage + " " in ln]
