@@ -10,12 +10,16 @@ the sandbox; results are compared here, in the parent, with strict types):
   program defines one, as in LeetCode-style problems); the returned value must equal
   ``output`` (or one of ``outputs_any``) with the same types. LiveCodeBench functional
   tests, HumanEval+ / MBPP+ inputs.
-- ``assert``: a test program runs after the candidate (HumanEval's ``check(candidate)``); it
-  passes when the program reaches its end, shown by a fresh random token printed last, so a
-  candidate that exits early (``sys.exit(0)``) fails. The tests share the candidate's process,
-  so a program that reads the token out of its own code can forge that end; the paper's code
-  benchmarks are read as stdin or functional tests (``mintrl.datasets``), where the expected
-  outputs stay in the parent, and ``assert`` serves plain HumanEval.
+- ``assert``: a test program with ``check(candidate)`` (HumanEval). When its asserts are plain
+  (``assert candidate(args) == value`` and the like, ``mintrl.rewards.assert_split``), only
+  the calls run in the sandbox and the values are compared here (157 of HumanEval's 164
+  problems). The rest (loops, random inputs, helpers: 7) run whole in the sandbox after the
+  candidate, which they see through a wrapper that refuses results that are not plain
+  values; they pass when the program reaches its end, shown by a fresh random token printed
+  last, so a candidate that exits early (``sys.exit(0)``) fails. Those tests share the
+  candidate's process, so a program that reads the token out of its own code can still
+  forge that end. HumanEval+, MBPP+ and LiveCodeBench are read as functional or stdin tests
+  (``mintrl.datasets``): all of them are compared here.
 
 ``CodeTests`` is the one normalised form; dataset loaders build it from their own records.
 """
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from mintrl.rewards.assert_split import SplitTest, passes, split_asserts
 from mintrl.sandbox import run_python
 
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
@@ -207,11 +212,74 @@ def _run_stdin(program: str, tests: CodeTests) -> CodeResult:
     return CodeResult(1.0, "passed")
 
 
-def _run_assert(program: str, tests: CodeTests) -> CodeResult:
+_SPLIT = """
+
+_mintrl_f = {entry}
+
+{tests}
+
+_mintrl_out = [{calls}]
+print({token!r})
+print(repr(_mintrl_out))
+"""
+
+# In-sandbox tests (those that cannot be split) see the candidate through this wrapper, defined
+# before the candidate's code: a result that is not a plain value (an object that equals
+# everything, an int or str subclass) raises instead of reaching the test.
+_GUARD = """
+def {name}(fn, _types=(int, float, complex, str, bytes, bool, type(None)), _type=type,
+           _all=all, _dict=dict, _seqs=(list, tuple, set, frozenset), _exc=TypeError):
+    def plain(v):
+        t = _type(v)
+        if t in _types:
+            return True
+        if t in _seqs:
+            return _all(plain(x) for x in v)
+        return t is _dict and _all(plain(k) and plain(x) for k, x in v.items())
+
+    def guarded(*args, **kwargs):
+        value = fn(*args, **kwargs)
+        if not plain(value):
+            raise _exc("the candidate returned a value that is not plain")
+        return value
+
+    return guarded
+"""
+
+
+def _run_split(program: str, tests: CodeTests, split: SplitTest) -> CodeResult:
     token = secrets.token_hex(8)
-    call = f"\ncheck({tests.entry_point})\n" if tests.entry_point else "\n"
-    res = run_python(f"{program}\n\n{tests.program}{call}print({token!r})\n",
+    calls = ", ".join(f"_mintrl_f({args})" for args in split.calls)
+    res = run_python(program + _SPLIT.format(entry=tests.entry_point, tests=tests.program,
+                                             calls=calls, token=token),
                      timeout_s=tests.timeout_s)
+    if res.timed_out:
+        return CodeResult(0.0, "timeout")
+    lines = res.stdout.rstrip("\n").split("\n")
+    if res.returncode != 0 or len(lines) < 2 or lines[-2] != token:
+        return CodeResult(0.0, f"tests failed (exit {res.returncode})")
+    try:
+        got = read_literal(lines[-1])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return CodeResult(0.0, "a result is not a literal")
+    if not isinstance(got, list) or len(got) != len(split.checks):
+        return CodeResult(0.0, "wrong number of results")
+    for k, (value, check) in enumerate(zip(got, split.checks, strict=True)):
+        if not passes(check, value):
+            return CodeResult(0.0, f"failed assert {k + 1}")
+    return CodeResult(1.0, "passed")
+
+
+def _run_assert(program: str, tests: CodeTests) -> CodeResult:
+    """Split tests (``assert_split``) are compared here; the rest run whole in the sandbox,
+    passing when the program reaches its end, shown by a fresh random token printed last."""
+    split = split_asserts(tests.program) if tests.entry_point else None
+    if split is not None:
+        return _run_split(program, tests, split)
+    token, guard = secrets.token_hex(8), f"_mintrl_guard_{secrets.token_hex(4)}"
+    call = f"\ncheck({guard}({tests.entry_point}))\n" if tests.entry_point else "\n"
+    res = run_python(f"{_GUARD.format(name=guard)}\n{program}\n\n{tests.program}{call}"
+                     f"print({token!r})\n", timeout_s=tests.timeout_s)
     if res.timed_out:
         return CodeResult(0.0, "timeout")
     last = res.stdout.rstrip("\n").rsplit("\n", 1)[-1]
