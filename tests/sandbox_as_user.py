@@ -1,7 +1,10 @@
 """Hostile programs through the sandbox as a non-root caller (run by tests/test_sandbox.py as
 an unprivileged uid with the system's Python; needs only the standard library):
 
-    python3 tests/sandbox_as_user.py CANARY_DIR PORT   # prints one JSON object
+    python3 tests/sandbox_as_user.py CANARY_DIR PORT PROBES.json   # prints one JSON object
+
+PROBES.json maps a name to a program that defines ``f``; ``f(1)`` is printed after it (2 when
+the probe's access succeeded: tests/hostile_programs.py).
 """
 
 import json
@@ -12,6 +15,8 @@ import time
 from mintrl.sandbox import isolation, run_python
 
 canary, port = sys.argv[1], int(sys.argv[2])
+with open(sys.argv[3]) as fh:
+    probes = json.load(fh)
 home = os.environ["HOME"]
 escape = f"/tmp/{os.path.basename(os.path.dirname(canary))}-escaped"  # unique to this test
 PROGRAMS = {
@@ -28,6 +33,7 @@ PROGRAMS = {
                  "        pass",
     "kill_all": "import os, signal\nos.kill(-1, signal.SIGKILL)",
 }
+PROGRAMS.update({f"probe: {name}": src + "\nprint(f(1))\n" for name, src in probes.items()})
 out = {"isolation": isolation(), "results": {}}
 for name, src in PROGRAMS.items():
     t0 = time.monotonic()

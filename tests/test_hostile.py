@@ -9,10 +9,20 @@ import subprocess
 import time
 
 import pytest
-from hostile_programs import TESTS, programs
+from hostile_programs import (
+    ALLOWED_TOP,
+    TESTS,
+    answer_keys_in,
+    probe_program,
+    probes,
+    programs,
+    trick_tests,
+    tricks,
+)
 
 from mintrl.rewards import score_program
 from mintrl.sandbox import hardened, run_python
+from mintrl.sandbox.runner import _interpreter
 
 BOUND_S = 8.0  # the timeout plus process start and teardown, with room for a busy machine
 
@@ -42,7 +52,7 @@ def test_hostile_programs_score_0_do_no_harm_and_finish_in_time(canary, listener
     import secrets
     import types
 
-    import mintrl.sandbox
+    import mintrl.sandbox.runner
 
     used = []  # the uids this test's runs get (other sandboxes may run on the machine)
 
@@ -50,7 +60,8 @@ def test_hostile_programs_score_0_do_no_harm_and_finish_in_time(canary, listener
         used.append(200_000 + (k := secrets.randbelow(n)))
         return k
 
-    monkeypatch.setattr(mintrl.sandbox, "secrets", types.SimpleNamespace(randbelow=randbelow))
+    monkeypatch.setattr(mintrl.sandbox.runner, "secrets",
+                        types.SimpleNamespace(randbelow=randbelow))
     progs = programs(canary, listener.getsockname()[1])
     assert len(progs) >= 25
     slow, scored = {}, {}
@@ -100,3 +111,78 @@ def test_a_rollout_batch_of_hostile_programs_scores_0_in_bounded_time(canary):
     assert time.monotonic() - t0 < 200
     time.sleep(2.5)
     assert (canary / "keep.txt").read_text() == "precious"
+
+
+@pytest.fixture(scope="module")
+def answer_keys():
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="mintrl-keys-", dir="/var/tmp"))
+    try:
+        yield answer_keys_in(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _allowed_top() -> set[str]:
+    """The view's top level: the fixed names, and where the sandbox's interpreter lives."""
+    from pathlib import Path
+
+    return ALLOWED_TOP | {Path(_interpreter()[0]).parts[1]}
+
+
+@pytest.mark.skipif(not hardened(), reason="the hardened sandbox needs root and util-linux")
+def test_a_program_sees_nothing_of_the_machine_but_its_interpreter(answer_keys):
+    """Each probe returns the right answer exactly when its access succeeds: the repository,
+    a run's hidden tests and checkpoints, /etc/passwd, a key in ~/.ssh, /root, /home,
+    site-packages, the environment, anything at / beyond the view, /proc."""
+    found = probes(answer_keys, _allowed_top())
+    scored = {name: score_program(probe_program(code), TESTS).reward
+              for name, code in found.items()}
+    assert {n: r for n, r in scored.items() if r != 0.0} == {}
+
+
+def test_the_probes_find_the_holes_of_an_unisolated_run(answer_keys, monkeypatch):
+    """The same probes, run without isolation (``sandbox.unisolated``), score 1: a probe that
+    scores 0 in the sandbox does so because the access failed, not because it cannot pass.
+    (The environment is empty in every mode; /home and /root may be empty on a machine.)"""
+    import mintrl.sandbox.runner as runner
+
+    monkeypatch.setattr(runner, "_interpreter", lambda: (runner.sys.executable, runner.PLAIN))
+    monkeypatch.setitem(runner._UNISOLATED, "allowed", True)
+    found = probes(answer_keys, _allowed_top())
+    scored = {name: score_program(probe_program(code), TESTS).reward
+              for name, code in found.items()}
+    may_be_closed = {"read the environment", "list /home", "read /root"}
+    assert {n for n, r in scored.items() if r != 1.0} <= may_be_closed, scored
+    for name in ("list /home", "read /root"):
+        folder = "/" + name.split("/")[1]
+        if os.access(folder, os.R_OK) and os.listdir(folder):
+            assert scored[name] == 1.0, name
+
+
+def test_unisolated_runs_are_refused_unless_the_config_allows_them(monkeypatch):
+    import mintrl.sandbox.runner as runner
+    from mintrl.sandbox import SandboxUnavailable
+
+    monkeypatch.setattr(runner, "_interpreter", lambda: (runner.sys.executable, runner.PLAIN))
+    monkeypatch.setitem(runner._UNISOLATED, "allowed", False)
+    with pytest.raises(SandboxUnavailable, match="sandbox: {unisolated: true}"):
+        run_python("print(1)")
+    monkeypatch.setitem(runner._UNISOLATED, "allowed", True)
+    assert run_python("print(1)").stdout == "1\n"
+
+
+@pytest.mark.parametrize("fmt", sorted(trick_tests()))
+def test_values_that_claim_to_be_equal_score_0_in_every_test_format(fmt):
+    """An object equal to everything, int and str subclasses equal to everything, and NaN,
+    against each test format: functional, assert (split: compared here; whole: in the
+    sandbox, behind the plain-value wrapper) and stdin. The honest program passes each."""
+    tests = trick_tests()[fmt]
+    honest = ("x = int(input())\nprint(x + 1)\n" if fmt == "stdin"
+              else "def f(x):\n    return x + 1\n")
+    assert score_program(honest, tests).reward == 1.0
+    scored = {name: score_program(src, tests).reward for name, src in tricks()[fmt].items()}
+    assert scored == dict.fromkeys(scored, 0.0)

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from mintrl.sandbox import run_python
+from mintrl.sandbox import isolation, run_python
 
 
 def test_runs_code_and_captures_output():
@@ -40,34 +40,49 @@ def test_output_is_capped():
 
 
 def _bwrap_for_others() -> bool:
+    """Root (to become another user), bubblewrap and the system's python3. As root on Debian
+    or Ubuntu the README's test command installs bubblewrap (tests/system_packages.py), so
+    there its absence is a failure, not a skip."""
     import shutil
 
+    if os.geteuid() == 0 and shutil.which("apt-get") and not shutil.which("bwrap"):
+        pytest.fail("bubblewrap is missing on a Debian/Ubuntu machine run as root: run "
+                    "`python tests/system_packages.py` (part of the README's test command)")
     return (os.geteuid() == 0 and shutil.which("bwrap") is not None
             and shutil.which("setpriv") is not None and os.path.exists("/usr/bin/python3"))
 
 
-@pytest.mark.skipif(not _bwrap_for_others(), reason="needs root (to become another user), "
-                    "bubblewrap and the system's python3")
-def test_a_non_root_caller_gets_namespaces_through_bubblewrap(tmp_path):
+def test_a_non_root_caller_gets_namespaces_through_bubblewrap():
     """As an ordinary user (uid 65534, whose files the programs could otherwise delete),
-    hostile programs cannot delete that user's files, read its ~/.ssh, reach a socket of the
-    machine, leave a file outside their folder, outlive the run or kill the caller."""
+    hostile programs cannot delete that user's files, read its ~/.ssh or anything else of the
+    machine beyond their interpreter (the probes of tests/hostile_programs.py), reach a
+    socket of the machine, leave a file outside their folder, outlive the run or kill the
+    caller."""
     import json
     import socket
     import subprocess
     import tempfile
     from pathlib import Path
 
+    from hostile_programs import ALLOWED_TOP, answer_keys_in, probe_program, probes
+
+    if not _bwrap_for_others():
+        pytest.skip("needs root (to become another user), bubblewrap and the system's python3")
     repo = Path(__file__).resolve().parents[1]
-    base = Path(tempfile.mkdtemp(prefix="mintrl-user-", dir="/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="mintrl-user-", dir="/var/tmp"))
     try:
         home, canary = base / "home", base / "canary"
+        keys = answer_keys_in(base / "keys")
         (home / ".ssh").mkdir(parents=True)
         (home / ".ssh" / "id_rsa").write_text("SECRET KEY")
         canary.mkdir()
         (canary / "keep.txt").write_text("precious")
+        top = ALLOWED_TOP | {Path(os.path.realpath("/usr/bin/python3")).parts[1]}
+        found = {n: probe_program(c) for n, c in probes(keys, top).items()}
+        (base / "probes.json").write_text(json.dumps(found))
         for p in [base, *base.rglob("*")]:
-            os.chown(p, 65534, 65534)
+            if not str(p).startswith(str(base / "keys")):
+                os.chown(p, 65534, 65534)
         os.chmod(base, 0o755)
         srv = socket.socket()
         srv.bind(("127.0.0.1", 0))
@@ -76,19 +91,21 @@ def test_a_non_root_caller_gets_namespaces_through_bubblewrap(tmp_path):
         res = subprocess.run(
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
              str(repo / "tests" / "sandbox_as_user.py"), str(canary),
-             str(srv.getsockname()[1])],
+             str(srv.getsockname()[1]), str(base / "probes.json")],
             env={"HOME": str(home), "PYTHONPATH": str(repo), "PATH": os.environ["PATH"]},
             capture_output=True, text=True, timeout=300, cwd="/")
         assert res.returncode == 0, res.stderr[-3000:]
         out = json.loads(res.stdout.splitlines()[-1])
         r = out["results"]
-        if out["isolation"] != "bwrap":
-            pytest.skip(f"bubblewrap cannot make namespaces here: {res.stderr[-500:]}")
+        assert out["isolation"] == "bwrap", res.stderr[-500:]
         assert int(r["pid"]["stdout"]) <= 3  # its own PID namespace
         assert sorted(os.listdir(canary)) == ["keep.txt"]  # nothing deleted, nothing written
         assert (canary / "keep.txt").read_text() == "precious"
         assert "SECRET" not in r["ssh_key"]["stdout"] and r["ssh_key"]["rc"] != 0
-        assert r["home_listing"]["stdout"].strip() == "[]"  # an empty tmpfs over $HOME
+        assert r["home_listing"]["rc"] != 0  # $HOME is not in the view
+        holes = {k: v["stdout"] for k, v in r.items()
+                 if k.startswith("probe:") and v["stdout"].strip() != "1"}
+        assert holes == {}  # f(1) == 1: every access failed
         assert "in" not in r["socket"]["stdout"] and r["socket"]["rc"] != 0
         with pytest.raises(TimeoutError):
             srv.accept()
@@ -102,3 +119,42 @@ def test_a_non_root_caller_gets_namespaces_through_bubblewrap(tmp_path):
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _visible(path: str, view) -> bool:
+    def inside(p, d):
+        return p == d or p.startswith(d.rstrip("/") + "/")
+
+    return (any(inside(path, b) for b in view.binds)
+            and not any(inside(path, h) for h in view.hidden))
+
+
+def test_the_view_holds_the_interpreter_and_its_libraries_not_site_packages_or_the_repo():
+    import sys
+    from pathlib import Path
+
+    from mintrl.sandbox.view import elf_interpreter, interpreter_view, resolve
+
+    python = os.path.realpath(sys.executable)
+    view = interpreter_view(python)
+    assert _visible(python, view) and _visible(os.path.realpath(os.__file__), view)
+    site = [p for p in sys.path if "site-packages" in p or "dist-packages" in p]
+    assert site and not [p for p in site if _visible(os.path.realpath(p), view)]
+    repo = Path(__file__).resolve().parents[1]
+    assert not _visible(str(repo), view) and not _visible(str(repo / "README.md"), view)
+    loader = elf_interpreter(python)
+    if loader:  # a dynamically linked interpreter: its loader is reachable through the links
+        real, links = resolve(loader)
+        assert _visible(real, view) and set(links) <= set(view.links)
+
+
+@pytest.mark.skipif(isolation() == "plain", reason="no isolation mode works on this machine")
+def test_the_standard_library_and_its_extension_modules_work_in_the_view():
+    src = ("import json, ssl, sqlite3, hashlib, decimal, ctypes, zlib, lzma, bz2, math\n"
+           "import datetime, re, subprocess, multiprocessing, unicodedata, csv, random\n"
+           "print(hashlib.sha256(b'x').hexdigest()[:8], json.dumps([1]), round(math.pi, 3),"
+           " 'é'.encode())")
+    res = run_python(src)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "2d711642 [1] 3.142 b'\\xc3\\xa9'\n"
+    assert res.stderr == ""  # no warning at start (locale, missing files)

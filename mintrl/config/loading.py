@@ -13,6 +13,7 @@ from mintrl.config.base import ConfigError
 from mintrl.config.model import Config
 from mintrl.config.runs import Run, reference_run, resolve_runs
 from mintrl.io import atomic_path
+from mintrl.sandbox import allow_unisolated
 
 
 def _format(err: ValidationError, source: str) -> str:
@@ -75,7 +76,9 @@ def load_config(path: str | Path) -> Config:
         data = yaml.safe_load(f) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {path}: the top level must be a mapping")
-    return parse_config(data, str(path))
+    cfg = parse_config(data, str(path))
+    allow_unisolated(cfg.sandbox.unisolated)  # every stage that runs code loads its config here
+    return cfg
 
 
 def load_run(config: str | Path, name: str) -> tuple[Config, Run]:

@@ -17,6 +17,16 @@ from mintrl.config.rl import EvalSpec, FilterSpec, RunSpec
 from mintrl.config.tasks import AnyTask
 
 
+class SandboxSpec(Strict):
+    """How generated code runs (``mintrl.sandbox``)."""
+
+    unisolated: bool = Field(
+        False, description="Run generated code without isolation where neither isolation mode "
+        "works (not root with util-linux namespaces, no working bubblewrap): it then reads "
+        "the whole filesystem, the run's answer keys included. Off: the code tasks refuse to "
+        "run there, with an error saying what to install.")
+
+
 class RunEntry(Strict):
     """A run of the sweep: the base run (``rl``) + ``overrides``, once per (lab seed, RL seed)
     pair."""
@@ -116,6 +126,8 @@ class Config(Strict):
         "policy and a vLLM teacher): their shares and DeepSpeed's share must fit in one GPU. "
         "Evaluation and the filter hold one engine and nothing else (raise it there with "
         "`--config` overrides if they run out of KV cache).")
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec,
+                                 description="Where and how generated code runs.")
     threads: int = Field(
         1, ge=1, description="torch threads per process: two jobs with two threads each on two "
         "cores were 20-40x slower than one thread each."

@@ -1,28 +1,33 @@
-"""Run untrusted Python in a separate, limited process (DESIGN.md §3).
+"""Run untrusted Python in a separate, limited process (docs/toy_lab.md, "The sandbox").
 
-Every run gets: its own session (process group); a fresh temporary directory as working
-directory; an empty environment; an isolated interpreter (``-I -S -B``: no user site, no
-site-packages, no PYTHON* variables); rlimits on CPU time, address space, file size (which
-also caps stdout and stderr: they go to files), open files and processes; a wall-clock kill of
-the whole process group. The caller passes inputs in the source; expected outputs never enter
-the sandbox, and the output is read back through the file descriptors the parent opened, so a
-program that renames or replaces its output files changes nothing.
+Every run gets: its own session (process group); a fresh working folder; an empty
+environment; an isolated interpreter (``-I -S -B``: no user site, no site-packages, no PYTHON*
+variables); rlimits on CPU time, address space, file size (which also caps stdout and stderr:
+they go to files), open files and processes; a wall-clock kill of the whole process group. The
+caller passes inputs in the source; expected outputs never enter the sandbox, and the output
+is read back through the file descriptors the parent opened, so a program that renames or
+replaces its output files changes nothing.
 
-When the caller is root (CI, containers, most clusters' job images), each run is also
-``unshare``d into new network, PID, IPC and UTS namespaces — no network but a loopback that is
-down, and when the run ends its PID namespace dies with every process in it, daemons that
-called ``setsid`` included — and ``setpriv`` drops to a fresh unprivileged uid/gid chosen at
-random for that run, with no groups, no capabilities and no-new-privs: the program cannot
-write anything it did not create, cannot read root's files, and cannot signal or touch a
-concurrent sandbox (another uid). Both tools are util-linux, present on every Debian/Ubuntu.
+Its filesystem is a view with only what the interpreter needs (``view.interpreter_view``): the
+interpreter, its standard library without site-packages and the shared libraries it loads,
+read-only; ``/dev/null``-class devices; a fresh ``/tmp``; its own folder, writable. Not the
+repository, ``results/``, checkpoints, the Hugging Face cache, ``/home``, ``/root``, ``/etc``
+(but the loader's cache) or ``/proc``. Two isolation modes build it:
 
-A non-root caller (a cluster user) with bubblewrap (``bwrap``, Debian's ``bubblewrap``) and
-unprivileged user namespaces gets the namespaces through it instead: new user, network, PID,
-IPC, UTS and cgroup namespaces, the whole filesystem read-only except the run's own folder,
-/tmp a fresh tmpfs, /home, /root and $HOME hidden behind empty tmpfs (no ~/.ssh, no
-credentials), no capabilities, killed with its parent. It still runs as the caller's uid
-(only root can hand out others), so its process limit is the caller's current count plus
-``Limits.processes``. Without bubblewrap a non-root caller keeps the rest (README).
+- ``root`` (CI, containers, most clusters' job images): ``unshare`` (util-linux) makes new
+  mount, network, PID, IPC and UTS namespaces — no network but a loopback that is down, and
+  when the run ends its PID namespace dies with every process in it — and ``boot`` builds the
+  view with bind mounts and ``pivot_root``, then drops to a fresh unprivileged uid/gid chosen
+  at random for that run, with no groups, no capabilities and no-new-privs: it cannot signal
+  or read a concurrent sandbox (another uid).
+- ``bwrap``: a non-root caller with bubblewrap (Debian's ``bubblewrap``) and unprivileged user
+  namespaces gets the same view and new user, network, PID, IPC, UTS and cgroup namespaces
+  through it, killed with its parent. It runs as the caller's uid (only root can hand out
+  others), so its process limit is the caller's current count plus ``Limits.processes``.
+
+Where neither works, ``run_python`` refuses with ``SandboxUnavailable`` unless the caller opted
+in to ``plain`` runs (rlimits, an own session and folder, and the whole filesystem readable):
+``allow_unisolated(True)``, which the stages call for the config key ``sandbox.unisolated``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from mintrl.sandbox.view import bwrap_args, interpreter_view
+
 
 @dataclass(frozen=True)
 class SandboxResult:
@@ -61,7 +68,23 @@ class Limits:
     processes: int = 32  # per uid: each hardened run has a uid of its own (fork bombs stop here)
 
 
-def _set_limits(limits: Limits, hardened: bool):
+class SandboxUnavailable(RuntimeError):
+    """Neither isolation mode works on this machine and unisolated runs were not allowed."""
+
+
+ROOT, BWRAP, PLAIN = "root", "bwrap", "plain"  # isolation modes (module doc)
+_UNISOLATED = {"allowed": False}
+
+
+def allow_unisolated(allowed: bool) -> None:
+    """Let code run ``plain`` where no isolation mode works (config ``sandbox.unisolated``)."""
+    _UNISOLATED["allowed"] = bool(allowed)
+
+
+def _set_limits(limits: Limits):
+    """The rlimits as a ``preexec_fn``, where there is no ``prlimit`` (not root mode: its
+    ``boot`` sets them)."""
+
     def apply() -> None:
         mb = 1024 * 1024
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
@@ -69,8 +92,6 @@ def _set_limits(limits: Limits, hardened: bool):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb,) * 2)
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if hardened:  # counted per uid: only meaningful once the run has a uid of its own
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
 
     return apply
 
@@ -94,63 +115,54 @@ def _reachable_by_others(path: str) -> bool:
     return True
 
 
-ROOT, BWRAP, PLAIN = "root", "bwrap", "plain"  # isolation modes (module doc)
+def _works(python: str, mode: str) -> bool:
+    """One trial run: can this mode start ``python`` in its view here?"""
+    try:
+        res = _execute(python, mode, "print('ok')", 30.0, Limits(cpu_s=30), 1000, None)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return False
+    return res.returncode == 0 and res.stdout == "ok\n"
 
 
 @cache
 def _interpreter() -> tuple[str, str]:
-    """(python to run candidates with, isolation mode). ``root`` needs root, the util-linux
-    tools, and an interpreter an unprivileged uid can run: ours, else the system's
-    (candidates use the standard library only); ``bwrap`` a non-root caller whose bubblewrap
-    works; else ``plain``."""
+    """(python to run candidates with, isolation mode). ``root`` needs root, util-linux's
+    ``unshare``, mount namespaces, and an interpreter an unprivileged uid can run: ours, else
+    the system's (candidates use the standard library only); ``bwrap`` a non-root caller whose
+    bubblewrap works; else ``plain``. Each mode is tried once before it is chosen."""
+    ours = os.path.realpath(sys.executable)
     if os.name != "posix":
-        return sys.executable, PLAIN
+        return ours, PLAIN
     if os.geteuid() != 0:
-        return sys.executable, _bwrap_mode()
-    if not (shutil.which("unshare") and shutil.which("setpriv")):
-        warnings.warn("mintrl.sandbox: unshare/setpriv (util-linux) not found: generated code "
-                      "runs without namespaces or a dropped uid", stacklevel=2)
-        return sys.executable, PLAIN
+        if not shutil.which("bwrap"):
+            warnings.warn("mintrl.sandbox: not root and no bubblewrap (bwrap): no isolation "
+                          "for generated code (install Debian's `bubblewrap`)", stacklevel=3)
+            return ours, PLAIN
+        if _works(ours, BWRAP):
+            return ours, BWRAP
+        warnings.warn("mintrl.sandbox: bubblewrap cannot create namespaces here (unprivileged "
+                      "user namespaces disabled?): no isolation for generated code",
+                      stacklevel=3)
+        return ours, PLAIN
+    if not shutil.which("unshare"):
+        warnings.warn("mintrl.sandbox: unshare (util-linux) not found: no isolation for "
+                      "generated code", stacklevel=3)
+        return ours, PLAIN
     for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
         if Path(candidate).exists() and _reachable_by_others(candidate):
-            # Root without CAP_SYS_ADMIN (a default Docker container) cannot unshare: every
-            # run would fail and every program would score 0. Try once.
-            probe = _command(candidate, ROOT, 200_000)[:-1] + ["-c", "pass"]
-            try:
-                ok = subprocess.run(probe, capture_output=True, timeout=30,
-                                    cwd="/").returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                ok = False
-            if ok:
-                return candidate, ROOT
-            warnings.warn("mintrl.sandbox: unshare/setpriv are not permitted here (a container "
-                          "without CAP_SYS_ADMIN?): generated code runs without namespaces or "
-                          "a dropped uid", stacklevel=2)
-            return sys.executable, PLAIN
+            python = os.path.realpath(candidate)
+            # Root without CAP_SYS_ADMIN (a default Docker container) cannot unshare or
+            # mount: every run would fail and every program would score 0. Try once.
+            if _works(python, ROOT):
+                return python, ROOT
+            warnings.warn("mintrl.sandbox: namespaces or mounts are not permitted here (a "
+                          "container without CAP_SYS_ADMIN?): no isolation for generated "
+                          "code", stacklevel=3)
+            return ours, PLAIN
     warnings.warn("mintrl.sandbox: no Python interpreter an unprivileged uid can run (the "
-                  f"installation under {sys.base_prefix} is not world-readable): generated "
-                  "code runs without a dropped uid", stacklevel=2)
-    return sys.executable, PLAIN
-
-
-def _bwrap_mode() -> str:
-    """``bwrap`` when bubblewrap can make its namespaces here (unprivileged user namespaces
-    are off on some clusters), tried once; else ``plain``, with a warning."""
-    if not shutil.which("bwrap"):
-        warnings.warn("mintrl.sandbox: not root and no bubblewrap (bwrap): generated code runs "
-                      "as you, without namespaces (install Debian's `bubblewrap`)", stacklevel=3)
-        return PLAIN
-    with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
-        probe = _command(sys.executable, BWRAP, 0, work=Path(tmp))[:-1] + ["-c", "pass"]
-        try:
-            ok = subprocess.run(probe, capture_output=True, timeout=30, cwd=tmp).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-    if not ok:
-        warnings.warn("mintrl.sandbox: bubblewrap cannot create namespaces here (unprivileged "
-                      "user namespaces disabled?): generated code runs as you, without "
-                      "namespaces", stacklevel=3)
-    return BWRAP if ok else PLAIN
+                  f"installation under {sys.base_prefix} is not world-readable): no isolation "
+                  "for generated code", stacklevel=3)
+    return ours, PLAIN
 
 
 def _own_processes() -> int:
@@ -163,56 +175,50 @@ def _own_processes() -> int:
     return n
 
 
-def _hidden_dirs() -> list[str]:
-    """Where credentials live: hidden behind empty tmpfs in a bwrap run."""
-    dirs = ["/home", "/root", os.environ.get("HOME", "")]
-    return [d for d in dict.fromkeys(dirs) if d and os.path.isdir(d) and d != "/"]
-
-
-def _exposed_dirs() -> list[str]:
-    """The interpreter's installation, re-exposed read-only when it lives in a hidden dir."""
-    dirs = [sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
-
-
-def _bwrap(work: Path) -> list[str]:
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/tmp"]
-    for d in _hidden_dirs():
-        cmd += ["--tmpfs", d]
-    for d in _exposed_dirs():
-        cmd += ["--ro-bind", d, d]
-    return cmd + ["--bind", str(work), str(work), "--chdir", str(work), "--unshare-all",
-                  "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
-
-
 def _prlimit(limits: Limits, mode: str) -> list[str]:
     """The rlimits as a ``prlimit`` prefix (util-linux). Setting them in a ``preexec_fn``
     instead makes Popen fork the whole parent, page tables and all: with a model loaded
     (600 MB) a run took 38 ms that way against 16 ms through vfork and prlimit."""
     mb = 1024 * 1024
     nproc = []  # per uid: see Limits
-    if mode == ROOT:
-        nproc = [f"--nproc={limits.processes}"]
-    elif mode == BWRAP:  # the caller's own uid: its processes count too
+    if mode == BWRAP:  # the caller's own uid: its processes count too
         nproc = [f"--nproc={_own_processes() + limits.processes}"]
     return ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.address_space_mb * mb}",
             f"--fsize={limits.file_size_mb * mb}", f"--nofile={limits.open_files}", "--core=0",
             *nproc, "--"]
 
 
-def _command(python: str, mode: str, uid: int, limits: Limits | None = None,
-             work: Path | None = None) -> list[str]:
-    """The command line of one run: [prlimit ...] [unshare ... setpriv ... | bwrap ...]
-    python main.py (``work``: the run's folder, which bwrap binds writable)."""
-    run = [python, "-I", "-S", "-B", "main.py"]
+# ``boot`` reaches the interpreter compiled (by that interpreter, once): compiling its source
+# in every run cost 1.4 ms of a 15 ms run.
+_BOOT_STUB = "import marshal,sys;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+_COMPILE = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile(sys.stdin.read(),"
+            "'mintrl-boot','exec')).hex())")
+
+
+@cache
+def _boot_code(python: str) -> str:
+    source = (Path(__file__).parent / "boot.py").read_text(encoding="utf-8")
+    return subprocess.run([python, "-I", "-S", "-B", "-c", _COMPILE], input=source, text=True,
+                          capture_output=True, check=True, timeout=60, env={}).stdout
+
+
+def _command(python: str, mode: str, uid: int, limits: Limits, base: Path) -> list[str]:
+    """The command line of one run in folder ``base`` (``work/main.py``, the program, and for
+    ``root`` an empty ``root/``, where the view is mounted)."""
+    work, main = base / "work", str(base / "work" / "main.py")
+    if mode == ROOT:  # boot sets the rlimits itself: one exec fewer than prlimit
+        mb = 1024 * 1024
+        rlimits = [limits.cpu_s, limits.address_space_mb * mb, limits.file_size_mb * mb,
+                   limits.open_files, limits.processes]
+        return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork",
+                "--kill-child", "--", python, "-I", "-S", "-B", "-c", _BOOT_STUB,
+                _boot_code(python), str(uid), str(base / "root"), str(work), main,
+                *map(str, rlimits), *interpreter_view(python).boot_args()]
     if mode == BWRAP:
-        run = _bwrap(work) + run
-    elif mode == ROOT:
-        run = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--",
-               "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-               "--inh-caps=-all", "--no-new-privs", "--", *run]
-    return (_prlimit(limits, mode) + run) if limits and _HAS_PRLIMIT else run
+        run = [*bwrap_args(interpreter_view(python), work), python, "-I", "-S", "-B", main]
+    else:
+        run = [python, "-I", "-S", "-B", main]
+    return (_prlimit(limits, mode) + run) if _HAS_PRLIMIT else run
 
 
 _HAS_PRLIMIT = shutil.which("prlimit") is not None
@@ -240,20 +246,17 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
         os.close(fd)
 
 
-def run_python(
-    source: str, timeout_s: float = 5.0, limits: Limits | None = None, max_output: int = 1 << 16,
-    stdin: str | None = None,
-) -> SandboxResult:
-    """Run ``source`` as a script in the sandbox, ``stdin`` (text) on its standard input, and
-    return its (capped) output."""
-    limits = limits or Limits(cpu_s=max(1, int(timeout_s) + 1))
-    python, mode = _interpreter()
+def _execute(python: str, mode: str, source: str, timeout_s: float, limits: Limits,
+             max_output: int, stdin: str | None) -> SandboxResult:
     uid = 200_000 + secrets.randbelow(1 << 20)  # this run's own unprivileged uid and gid
     with tempfile.TemporaryDirectory(prefix="mintrl-sandbox-") as tmp:
-        work = Path(tmp)
-        (work / "main.py").write_text(source, encoding="utf-8", errors="surrogatepass")
+        base = Path(tmp)
+        (base / "work").mkdir()
+        (base / "work" / "main.py").write_text(source, encoding="utf-8",
+                                               errors="surrogatepass")
         if mode == ROOT:
-            os.chown(work, uid, uid)  # its working directory is the only place it may write
+            (base / "root").mkdir()
+            os.chown(base / "work", uid, uid)  # its folder is the only place it may write
         # Opened here, before the run: the program writes and reads through these
         # descriptors, and we read back through them, whatever it does to the paths.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
@@ -261,14 +264,14 @@ def run_python(
             inp.write((stdin or "").encode("utf-8", errors="surrogatepass"))
             inp.seek(0)
             proc = subprocess.Popen(
-                _command(python, mode, uid, limits, work),
-                cwd=work,
+                _command(python, mode, uid, limits, base),
+                cwd=base / "work",
                 env={},
                 stdin=inp,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # own process group: the kill below reaches children
-                preexec_fn=None if _HAS_PRLIMIT else _set_limits(limits, mode == ROOT),
+                preexec_fn=None if _HAS_PRLIMIT or mode == ROOT else _set_limits(limits),
                 close_fds=True,
             )
             try:
@@ -287,13 +290,31 @@ def run_python(
             )
 
 
+def run_python(
+    source: str, timeout_s: float = 5.0, limits: Limits | None = None, max_output: int = 1 << 16,
+    stdin: str | None = None,
+) -> SandboxResult:
+    """Run ``source`` as a script in the sandbox, ``stdin`` (text) on its standard input, and
+    return its (capped) output. Raises ``SandboxUnavailable`` where no isolation works and
+    ``allow_unisolated`` was not called."""
+    python, mode = _interpreter()
+    if mode == PLAIN and not _UNISOLATED["allowed"]:
+        raise SandboxUnavailable(
+            "mintrl.sandbox: generated code cannot be isolated here (not root with util-linux "
+            "namespaces, and no working bubblewrap), so it would read the whole filesystem; "
+            "install bubblewrap (Debian: apt-get install bubblewrap), run as root, or set "
+            "`sandbox: {unisolated: true}` in the config to run it anyway")
+    limits = limits or Limits(cpu_s=max(1, int(timeout_s) + 1))
+    return _execute(python, mode, source, timeout_s, limits, max_output, stdin)
+
+
 def hardened() -> bool:
-    """Whether runs get namespaces and a dropped uid on this machine (see the module doc)."""
+    """Whether runs get namespaces and a uid of their own on this machine (module doc)."""
     return _interpreter()[1] == ROOT
 
 
 def isolation() -> str:
-    """This machine's isolation mode: ``root`` (namespaces and a uid of the run's own),
-    ``bwrap`` (namespaces through bubblewrap, the caller's uid) or ``plain`` (rlimits, an own
-    session and folder only)."""
+    """This machine's isolation mode: ``root`` (namespaces, the view, and a uid of the run's
+    own), ``bwrap`` (namespaces and the view through bubblewrap, the caller's uid) or
+    ``plain`` (rlimits, an own session and folder only)."""
     return _interpreter()[1]
