@@ -2,7 +2,7 @@
 tests/test_hostile.py, tests/test_sandbox.py (through tests/sandbox_as_user.py) and
 benchmarks/hostile.py.
 
-``probes`` are conditioned: each returns the right answer exactly when a forbidden access
+``probes`` (13) are conditioned: each returns the right answer exactly when a forbidden access
 succeeds, so a reward of 1 means a hole. ``tricks`` return values that try to pass a
 comparison without the right value, for each test format.
 """
@@ -41,6 +41,7 @@ def probes(paths: dict[str, str], allowed_top: set[str]) -> dict[str, str]:
         "read the environment": "assert set(os.environ) - {'LC_CTYPE', 'PWD'}",
         "read site-packages (canonical solutions)":
             f"assert os.listdir({paths['site_packages']!r})",
+        "list / (more than 8 entries)": "assert len(os.listdir('/')) > 8",
         "list / beyond the view": f"assert set(os.listdir('/')) - set({sorted(allowed_top)!r})",
         "read /proc/1": "open('/proc/1/cmdline', 'rb').read(1)",
         "list /proc": "assert os.listdir('/proc')",

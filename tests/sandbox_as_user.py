@@ -12,6 +12,9 @@ import os
 import sys
 import time
 
+from hostile_programs import trick_tests, tricks
+
+from mintrl.rewards import score_program
 from mintrl.sandbox import isolation, run_python
 
 canary, port = sys.argv[1], int(sys.argv[2])
@@ -40,6 +43,9 @@ for name, src in PROGRAMS.items():
     res = run_python(src, timeout_s=3)
     out["results"][name] = {"rc": res.returncode, "stdout": res.stdout, "stderr": res.stderr[-300:],
                             "seconds": time.monotonic() - t0}
+out["tricks"] = {f"{fmt}: {name}": score_program(src, trick_tests()[fmt]).reward
+                 for fmt, named in tricks().items() for name, src in named.items()}
+out["honest"] = score_program("def f(x):\n    return x + 1\n", trick_tests()["functional"]).reward
 time.sleep(2.5)  # the daemon would have written by now
 out["escaped"] = os.path.exists(escape)
 print(json.dumps(out))

@@ -106,6 +106,7 @@ def test_a_non_root_caller_gets_namespaces_through_bubblewrap():
         holes = {k: v["stdout"] for k, v in r.items()
                  if k.startswith("probe:") and v["stdout"].strip() != "1"}
         assert holes == {}  # f(1) == 1: every access failed
+        assert out["honest"] == 1.0 and out["tricks"] == dict.fromkeys(out["tricks"], 0.0)
         assert "in" not in r["socket"]["stdout"] and r["socket"]["rc"] != 0
         with pytest.raises(TimeoutError):
             srv.accept()
