@@ -18,11 +18,13 @@ Subpackages and modules, one responsibility each (stages are ``python -m mintrl.
   tasks/          the toy tasks (generator, reward, step oracle) and their registry
   datasets/       readers of the paper setting's datasets
   rewards/        verifiable rewards of the paper setting (math, code)
-  sandbox         running model-generated code in a separate, limited process
+  sandbox/        running model-generated code in a separate, limited process that sees
+                  only its interpreter (runner, view, boot)
   report/         evaluation, tables, stats (intervals), passk, plots, inspector,
                   run_metrics, tracking (the only mlflow import)
   tokenizer, models, steps, prompting   the toy's tokenizer and models, steps, prompts
   schemas, io, registry, progress       one schema per table, atomic writes, registries, bars
+  cli             the stages' shared command-line wrapper: user errors as one line, exit 2
   cpu_numerics    one CPU kernel family on every x86 processor (set here, before torch loads)
   config_reference  docs/config.md, generated from the config model
 Stages (only their CLI): prepare, pretrain, fetch, filter, evaluate, sft, segment, train,

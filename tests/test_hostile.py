@@ -186,3 +186,18 @@ def test_values_that_claim_to_be_equal_score_0_in_every_test_format(fmt):
     assert score_program(honest, tests).reward == 1.0
     scored = {name: score_program(src, tests).reward for name, src in tricks()[fmt].items()}
     assert scored == dict.fromkeys(scored, 0.0)
+
+
+def test_a_stage_refuses_unisolated_code_in_one_line(monkeypatch, capsys):
+    """Where no isolation works, a stage that runs code (its ``main`` under ``run_main``)
+    exits 2 with one line naming the config key, not a traceback."""
+    import mintrl.sandbox.runner as runner
+    from mintrl.cli import run_main
+
+    monkeypatch.setattr(runner, "_interpreter", lambda: (runner.sys.executable, runner.PLAIN))
+    monkeypatch.setitem(runner._UNISOLATED, "allowed", False)
+    with pytest.raises(SystemExit) as stop:
+        run_main(lambda argv: run_python("print(1)"), [])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("error: mintrl.sandbox:") and "sandbox: {unisolated: true}" in err
