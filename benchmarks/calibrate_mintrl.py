@@ -1,5 +1,5 @@
 """Calibrate MInTRL's β₂, learning rate (and see c) on the validation split, never the
-reported evaluation splits (DESIGN.md §1.2 and §5).
+reported evaluation splits (docs/design.md §1.2 and §5).
 
 Run after the main command, in the same folder:
 

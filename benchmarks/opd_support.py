@@ -7,7 +7,7 @@ fact of ``--task`` is scored digit by digit under the base, the teacher and each
 
     python benchmarks/opd_support.py --task arith   # -> results/benchmarks/opd_support_arith.*
 
-OPD's per-token advantage ``log π_I − log π_old`` (DESIGN.md §1.3) is scored on the tokens the
+OPD's per-token advantage ``log π_I − log π_old`` (docs/design.md §1.3) is scored on the tokens the
 policy samples. A digit the policy gives e^-15 is never sampled, so nothing moves it up; mass
 only moves between digits the policy already samples. The table shows where that leaves each
 unknown fact's true value.

@@ -1,4 +1,4 @@
-"""Stage ``filter``: drop training prompts the base policy always solves (DESIGN.md §2).
+"""Stage ``filter``: drop training prompts the base policy always solves (docs/design.md §2).
 
     python -m mintrl.filter --config config/config.yaml --checkpoint results/models/arith/base \
         --prompts results/data/arith/train.parquet \

@@ -1,4 +1,4 @@
-"""The training-prompt filter (DESIGN.md §2): the base policy's pass rate per prompt, and
+"""The training-prompt filter (docs/design.md §2): the base policy's pass rate per prompt, and
 the prompts kept. ``python -m mintrl.filter`` is its CLI.
 """
 

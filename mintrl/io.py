@@ -1,7 +1,7 @@
 """Atomic file writes and table readers.
 
 Every output is written under a temporary name in the same folder and moved into place
-with ``os.replace``: a killed job never leaves a readable half file (DESIGN.md §3).
+with ``os.replace``: a killed job never leaves a readable half file (docs/design.md §3).
 """
 
 from __future__ import annotations

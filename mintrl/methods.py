@@ -1,4 +1,4 @@
-"""What each method is (DESIGN.md §1.2-1.3): one entry per method, read by everything that
+"""What each method is (docs/design.md §1.2-1.3): one entry per method, read by everything that
 would otherwise ask for a method by name.
 
 A method is a rollout mode and an objective per phase. The teacher phase (iterations

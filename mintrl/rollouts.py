@@ -128,7 +128,7 @@ def on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
 @ROLLOUT_MODES.register("semi-on-policy")
 def semi_on_policy_mode(ctx: RolloutContext, problems: list[Problem]):
     """MInTRL's teacher phase: ``n_control`` control rollouts (kind "control") and ``n_semi``
-    semi-on-policy ones (kind "semi") per prompt (DESIGN.md §1.1)."""
+    semi-on-policy ones (kind "semi") per prompt (docs/design.md §1.1)."""
     spec, sampling, tokenizer = ctx.spec, ctx.sampling, ctx.tokenizer
     control, times = on_policy_rollouts(ctx.sampler, tokenizer, problems, spec.n_control,
                                         sampling, ctx.run, ctx.iteration, kind="control")

@@ -1,4 +1,4 @@
-"""Stage ``sft``: SFT+GRPO's supervised stage (DESIGN.md §1.3).
+"""Stage ``sft``: SFT+GRPO's supervised stage (docs/design.md §1.3).
 
     python -m mintrl.sft --config results/config/resolved.yaml --run sft-grpo --task arith \
         --teacher results/models/arith/teacher --init results/models/arith/base \

@@ -1,6 +1,6 @@
 """Split a response into steps: at blank lines ("\\n\\n") and at code-fence boundaries.
 
-This is the unit the judge reviews and the oracle grades (DESIGN.md §1.1). Steps are
+This is the unit the judge reviews and the oracle grades (docs/design.md §1.1). Steps are
 character spans, so that a cut "at the start of step k" is ``text[:steps[k].start]`` and
 keeps the separator that ended step k-1.
 """

@@ -1,4 +1,4 @@
-"""The paper's other baselines (DESIGN.md §1.3): OPD, MENTOR and SFT+GRPO's SFT loss."""
+"""The paper's other baselines (docs/design.md §1.3): OPD, MENTOR and SFT+GRPO's SFT loss."""
 
 import numpy as np
 import pandas as pd

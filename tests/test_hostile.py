@@ -1,4 +1,4 @@
-"""Generated code is hostile (DESIGN.md §3): each program of tests/hostile_programs.py tries
+"""Generated code is hostile (docs/design.md §3): each program of tests/hostile_programs.py tries
 to cheat the reward or do harm, and must score 0, leave the canary files outside the sandbox
 untouched and finish within its time bound, rewarded through the path real code problems take."""
 

@@ -1,4 +1,4 @@
-"""Advantage estimators: pure functions of rewards, registered by name (DESIGN.md §1.3).
+"""Advantage estimators: pure functions of rewards, registered by name (docs/design.md §1.3).
 
 Rollout files hold raw rewards; advantages are computed here, at train time.
 """
@@ -35,7 +35,7 @@ def grpo_advantages(rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-
 @register_advantage("mentor")
 def mentor_advantages(rewards: torch.Tensor, group: torch.Tensor, is_guided: torch.Tensor,
                       weight: float, eps: float = 1e-6) -> torch.Tensor:
-    """MENTOR's advantages (arXiv 2510.04140; DESIGN.md §1.3).
+    """MENTOR's advantages (arXiv 2510.04140; docs/design.md §1.3).
 
     On-policy samples: group-normalised within the prompt's on-policy samples only. Guided
     samples: ``weight · max(r − mean_on-policy, 0)``, only positive (a guided sample that fails
@@ -60,7 +60,7 @@ def mentor_advantages(rewards: torch.Tensor, group: torch.Tensor, is_guided: tor
 
 def control_values(rewards: torch.Tensor, group: torch.Tensor, is_control: torch.Tensor,
                    beta1: float | None = None) -> torch.Tensor:
-    """V̂(x) per rollout from the control rollouts of its prompt only (DESIGN.md §1.2).
+    """V̂(x) per rollout from the control rollouts of its prompt only (docs/design.md §1.2).
 
     ``V̂ = β₁ log mean_j exp(r_j / β₁)`` over the prompt's control rewards; ``beta1=None`` is
     the paper's limit β₁ → ∞, the mean control reward (β₁ → 0 gives their max).

@@ -1,5 +1,5 @@
 """Reference scores ("anchors") of the advantage regression, fixed during an iteration
-(DESIGN.md §1.2). Registered by name; each is a pure function of per-token tensors.
+(docs/design.md §1.2). Registered by name; each is a pure function of per-token tensors.
 
 All take (B, T) tensors over response positions: ``old`` = log π_t of each token (fp32,
 temperature 1, the training pass's batching), ``generator`` = the log-prob its generator

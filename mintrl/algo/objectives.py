@@ -1,4 +1,4 @@
-"""Training objectives (DESIGN.md §1.2–1.3): pure functions of tensors, and the one interface
+"""Training objectives (docs/design.md §1.2–1.3): pure functions of tensors, and the one interface
 the trainer calls them through.
 
 Each pure function takes per-token tensors of one micro-batch and returns ``(loss, stats)``;
@@ -82,7 +82,7 @@ def advantage_regression_loss(
     beta2: float,
     n_total: int | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """MInTRL's sequence-level advantage regression (DESIGN.md §1.2; no importance ratios):
+    """MInTRL's sequence-level advantage regression (docs/design.md §1.2; no importance ratios):
 
     ``L = mean over rollouts of ( β₂ · [log π_θ(y|x) − anchor(x, y)] − (r(x, y) − V̂(x)) )²``
 
@@ -109,7 +109,7 @@ def opd_loss(
     clip_eps: float = 0.2,
     token_total: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """On-policy distillation with the reverse KL (DESIGN.md §1.3), as a policy gradient.
+    """On-policy distillation with the reverse KL (docs/design.md §1.3), as a policy gradient.
 
     Per-token advantage ``A_k = w · (log π_I(y_k|·) − log π_old(y_k|·))``, **detached**, in the
     clipped surrogate with ratio π_θ/π_old: a sampled token the teacher prefers more than the

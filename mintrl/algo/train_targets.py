@@ -1,4 +1,4 @@
-"""Per-rollout training targets from an iteration's rollout table (DESIGN.md §1.2–1.3).
+"""Per-rollout training targets from an iteration's rollout table (docs/design.md §1.2–1.3).
 
 Computed at train time from raw rewards, never stored with the rollouts. Each function takes
 the iteration's table (N rows), the run's spec and the iteration number and returns (N,).
@@ -36,7 +36,7 @@ def guided_advantages(df: pd.DataFrame, spec, iteration: int) -> torch.Tensor:
 
 
 def control_value_targets(df: pd.DataFrame, spec, iteration: int) -> torch.Tensor:
-    """MInTRL's V̂(x) (DESIGN.md §1.2): in the intervention phase from the control rollouts
+    """MInTRL's V̂(x) (docs/design.md §1.2): in the intervention phase from the control rollouts
     only; after it every rollout is on-policy and V̂ is their mean."""
     kinds = df["kind"].to_numpy()
     is_control = torch.tensor((kinds == "control") | (kinds == "on-policy"))

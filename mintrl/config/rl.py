@@ -52,12 +52,12 @@ class DeepSpeedSpec(Strict):
     bf16: bool = Field(False, description="bf16 training (GPUs); fp32 on CPU.")
     gradient_checkpointing: bool = Field(
         False, description="Recompute activations in the backward pass: long sequences fit "
-        "(DESIGN.md §4: 16 x 4096 needs it on one H200); about 20-30 % slower per step.")
+        "(docs/design.md §4: 16 x 4096 needs it on one H200); about 20-30 % slower per step.")
 
 
 class SFTSpec(Strict):
     """SFT+GRPO's supervised stage: the intervention policy's complete trajectories on the
-    training prompts, then next-token training on them (DESIGN.md §1.3)."""
+    training prompts, then next-token training on them (docs/design.md §1.3)."""
 
     samples_per_prompt: int = Field(
         4, ge=1, description="Teacher samples per training prompt (run sampling settings).")
@@ -82,7 +82,7 @@ class RunSpec(Strict):
     """One RL run. ``rl`` in the config is the base run; each entry of ``runs`` overrides it."""
 
     method: str = Field(
-        "grpo", description="Algorithm, a name in `mintrl.methods.METHODS` (DESIGN.md §1.3): "
+        "grpo", description="Algorithm, a name in `mintrl.methods.METHODS` (docs/design.md §1.3): "
         "'grpo' (on-policy groups, clipped "
         "surrogate); 'mintrl' (semi-on-policy + control rollouts, advantage regression); "
         "'sft_grpo' (SFT on the teacher's trajectories, then GRPO); 'opd' (on-policy "
@@ -155,7 +155,7 @@ class RunSpec(Strict):
         "chat LLM (config/prompts/intervene.txt); or the policy as that prompted chat LLM "
         "(self-intervention where problems have no reference solution).")
     anchor: Literal["proxy", "const", "intervener"] = Field(
-        "proxy", description="Reference score of the regression (DESIGN.md §1.2).")
+        "proxy", description="Reference score of the regression (docs/design.md §1.2).")
     const_c: float | None = Field(
         None, le=0, description="Const anchor: log-prob per intervention token; default: the "
         "measured in the phase's first iteration by `const_c_rule`.")
@@ -169,8 +169,8 @@ class RunSpec(Strict):
         "rollout's advantage at β₂ 0.01).")
     const_bonus: float = Field(
         0.5, gt=0, description="Stability rule: the Const anchor's extra advantage of an "
-        "intervened rollout, as a share of the iteration's mean |r − V̂| (DESIGN.md §1.2: small "
-        "next to |r − V̂|).")
+        "intervened rollout, as a share of the iteration's mean |r − V̂| (docs/design.md §1.2: "
+        "small next to |r − V̂|).")
     gradient_parts: bool = Field(
         True, description="Log, every iteration, the gradient norm each part of the rollouts "
         "contributes at θ = π_t (semi-on-policy policy and intervention tokens, control or "

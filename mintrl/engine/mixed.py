@@ -1,4 +1,4 @@
-"""MENTOR's mixed-policy sampling (arXiv 2510.04140; DESIGN.md §1.3): student and teacher
+"""MENTOR's mixed-policy sampling (arXiv 2510.04140; docs/design.md §1.3): student and teacher
 decode in lockstep, each with its own KV cache, and every token is drawn from
 
     p' = p_s + α (p_T − p_s),   α = min(1, H_s / τ),

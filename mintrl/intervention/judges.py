@@ -1,6 +1,6 @@
 """Judges: given a (partial) response, name the earliest wrong step among those under review.
 
-One interface, several implementations (DESIGN.md §1.1). The oracle judge reads the task's step
+One interface, several implementations (docs/design.md §1.1). The oracle judge reads the task's step
 oracle; model judges (teacher likelihood, prompted chat LLM) implement the same ``review``.
 """
 

@@ -1,4 +1,4 @@
-"""Which judge and intervener a run uses (MInTRL's Algorithm 2.1, DESIGN.md §1.1): built from
+"""Which judge and intervener a run uses (MInTRL's Algorithm 2.1, docs/design.md §1.1): built from
 its spec, with the teacher's or the policy's engine."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Semi-on-policy rollouts (Algorithm 2.1, DESIGN.md §1.1).
+"""Semi-on-policy rollouts (Algorithm 2.1, docs/design.md §1.1).
 
 All rollouts advance together, round by round: one batched policy call for a chunk of at most
 C tokens, one batched judge call on the rows that still have reviews left (at most R), one
@@ -50,7 +50,7 @@ class Intensity:
 
 def cut_token(tokenizer, tokens: list[int], char_cut: int) -> int:
     """Fewest leading tokens whose text reaches ``char_cut``: a boundary inside a merged token
-    moves to that token's end (DESIGN.md §1.1)."""
+    moves to that token's end (docs/design.md §1.1)."""
     lo, hi = 0, len(tokens)  # decoded length grows with t: binary search, O(log n) decodes
     while lo < hi:
         mid = (lo + hi) // 2

@@ -1,4 +1,4 @@
-"""Verifiable rewards of the paper's setting (DESIGN.md §1, §3), one function per domain.
+"""Verifiable rewards of the paper's setting (docs/design.md §1, §3), one function per domain.
 
 - math: the last ``\\boxed{}`` answer against the gold answer, checked by math-verify in a
   worker process with a hard time bound (``math_answer.MathVerifier``);

@@ -1,6 +1,6 @@
 """Code reward: a program passes every test of its problem, run in the sandbox.
 
-Three test formats cover the paper's benchmarks (DESIGN.md §3: expected outputs never enter
+Three test formats cover the paper's benchmarks (docs/design.md §3: expected outputs never enter
 the sandbox; results are compared here, in the parent, with strict types):
 
 - ``stdin``: each case feeds ``input`` on stdin; stdout must equal ``output`` line by line,

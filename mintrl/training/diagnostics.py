@@ -11,7 +11,7 @@ regression's quadratic acted, which tokens the gradient came from, and the Const
   rollouts; guided and on-policy ones for MENTOR), on the iteration's first micro-batch.
 - ``stability_c``: the Const anchor's c from π_t's own log-prob of the corrections, placed so
   that an intervened rollout's extra advantage β₂·n_int·(c − log π_t) is ``const_bonus`` times
-  the iteration's mean |r − V̂| (DESIGN.md §1.2: keep it small next to |r − V̂|).
+  the iteration's mean |r − V̂| (docs/design.md §1.2: keep it small next to |r − V̂|).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SFT+GRPO's supervised stage (DESIGN.md §1.3): the teacher's trajectories on the training
+"""SFT+GRPO's supervised stage (docs/design.md §1.3): the teacher's trajectories on the training
 prompts, next-token training of the base on the kept ones. ``python -m mintrl.sft`` is its
 CLI.
 """

@@ -1,7 +1,7 @@
 """One RL iteration of optimisation with DeepSpeed (CPU backend here, ZeRO on GPUs).
 
 ``train_iteration`` takes an iteration's rollouts, recomputes the old-policy log-probs with the
-current weights (never trusting the sampler's numbers: DESIGN.md §1.2), computes advantages at
+current weights (never trusting the sampler's numbers: docs/design.md §1.2), computes advantages at
 train time, and takes one optimizer step per minibatch with the registered objective.
 """
 
