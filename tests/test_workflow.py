@@ -158,6 +158,16 @@ def test_a_finished_run_has_nothing_left_to_do(finished_run):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
+def test_a_dry_run_writes_nothing_stages_read(finished_run):
+    """``snakemake -n --config ...`` plans with the override but leaves the resolved config the
+    stages read (and every result) as it was."""
+    resolved = finished_run / "results" / "config" / "resolved.yaml"
+    before = resolved.read_text()
+    res = _snakemake(finished_run, "-n", "--config", "rl={lr: 3.0e-5}")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert resolved.read_text() == before and "lr: 3.0e-05" not in before
+
+
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
     res = _snakemake(tmp_path, "-n", "--config", "threads=0")
     out = res.stdout + res.stderr

@@ -16,7 +16,14 @@ CFG = parse_config(config, "from " + " + ".join(map(str, workflow.configfiles)) 
 # every branch of a union (a toy task's into a dataset task).
 validate(CFG.model_dump(mode="json"), "../schemas/config.schema.json", set_default=False)
 # Stages read exactly what Snakemake resolved (config files merged, --config overrides applied).
-CONFIG_FILE = write_resolved_config(CFG, "results/config/resolved.yaml")
+# Written when jobs are about to run, so a dry run (-n) changes nothing that stages read.
+CONFIG_FILE = "results/config/resolved.yaml"
+
+
+onstart:
+    write_resolved_config(CFG, CONFIG_FILE)
+
+
 PIPELINE = Pipeline(CFG)
 # The CPU kernels every job runs (importing mintrl pinned them, mintrl.cpu_numerics): a param of
 # each job that computes with torch, so outputs made with other kernels are made again.
