@@ -8,7 +8,6 @@ Every key with its type, default, allowed range and meaning, read from the pydan
 
 from __future__ import annotations
 
-import argparse
 import json
 import types
 import typing
@@ -18,6 +17,7 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from mintrl.cli import command_line
 from mintrl.config import Config, DatasetTaskSpec, TaskSpec
 from mintrl.io import atomic_path
 
@@ -107,13 +107,14 @@ def reference() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.config_reference",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("out", type=Path)
+    ap = command_line("python -m mintrl.config_reference", __doc__)
+    ap.add_argument("out", type=Path, help="the Markdown file to write")
     args = ap.parse_args(argv)
     with atomic_path(args.out) as tmp:
         tmp.write_text(reference())
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

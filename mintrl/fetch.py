@@ -1,9 +1,9 @@
-"""Stages ``fetch_model`` and ``fetch_data``: what a dataset task needs from outside, pinned.
+r"""Stages ``fetch_model`` and ``fetch_data``: what a dataset task needs from outside, pinned.
 
     python -m mintrl.fetch model --hub Qwen/Qwen3-1.7B --revision <commit> \
         --out results/models/math/base
     python -m mintrl.fetch model --path /shared/qwen3-1.7b --out results/models/math/base
-    python -m mintrl.fetch data --hub agentica-org/DeepCoder-Preview-Dataset \\
+    python -m mintrl.fetch data --hub agentica-org/DeepCoder-Preview-Dataset \
         --file 'taco/train-*.parquet' --revision <40 hex> --out results/raw/code/taco
 
 Hub files go to the Hugging Face cache (``HF_HOME``; downloaded once, whatever the number of
@@ -16,9 +16,9 @@ fetched (repo, revision and the commit it resolved to, files and sizes).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from mintrl.cli import command_line
 from mintrl.fetching import (
     data_files,
     link_folder,
@@ -29,15 +29,17 @@ from mintrl.io import write_json
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.fetch", description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["model", "data"])
+    ap = command_line("python -m mintrl.fetch", __doc__)
+    ap.add_argument("what", choices=["model", "data"],
+                    help="a model checkpoint or a dataset of the config's task")
     ap.add_argument("--hub", help="Hugging Face repo id")
     ap.add_argument("--path", help="a local folder (model) or file (data) instead")
     ap.add_argument("--file", help="data: the file inside the dataset repo")
     ap.add_argument("--url", help="data: a release file to download instead")
     ap.add_argument("--sha256", help="data: the content hash the --url file must have")
     ap.add_argument("--revision", help="pinned commit (required with --hub)")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder the files are written to")
     args = ap.parse_args(argv)
     if sum(x is not None for x in (args.hub, args.path, args.url)) != 1:
         raise SystemExit("give exactly one of --hub, --path and --url")
@@ -62,4 +64,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

@@ -1,4 +1,4 @@
-"""Stage ``filter``: drop training prompts the base policy always solves (docs/design.md §2).
+r"""Stage ``filter``: drop training prompts the base policy always solves (docs/design.md §2).
 
     python -m mintrl.filter --config config/config.yaml --checkpoint results/models/arith/base \
         --prompts results/data/arith/train.parquet \
@@ -11,13 +11,13 @@ with the config seed), so RL still trains the skills the toy's easy problems nee
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
 import pandas as pd
 import torch
 
+from mintrl.cli import command_line
 from mintrl.config import load_config
 from mintrl.engine import load_engine
 from mintrl.engine.base import Sampling
@@ -31,9 +31,9 @@ from mintrl.tasks import Problem
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.filter",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
+    ap = command_line("python -m mintrl.filter", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
     ap.add_argument("--checkpoint", required=True, help="the base policy")
     ap.add_argument("--prompts", required=True, type=Path, help="training split (Parquet)")
     ap.add_argument("--out", required=True, type=Path, help="filtered prompts (Parquet)")
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs one engine spans (the job's `tp` resource)")
-    ap.add_argument("--threads", type=int)
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg.threads)

@@ -7,8 +7,10 @@ with ``os.replace``: a killed job never leaves a readable half file (docs/design
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -81,6 +83,19 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if path.suffix in (".jsonl", ".json"):
         return pd.read_json(path, lines=path.suffix == ".jsonl")
     return pq.read_table(path).to_pandas()
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def checkpoint_path(path: str | Path) -> str:
+    """``path`` when it is a local checkpoint folder or a Hugging Face id (``org/name``);
+    otherwise FileNotFoundError naming it (transformers would take a missing local path for a
+    Hub id and fail with "Repo id must be in the form ...")."""
+    text = str(path)
+    if Path(text).is_dir() or (_HUB_ID.fullmatch(text) and not Path(text).exists()):
+        return text
+    raise FileNotFoundError(errno.ENOENT, "No such checkpoint folder", text)
 
 
 def save_checkpoint(model, tokenizer, out: Path) -> None:

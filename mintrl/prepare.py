@@ -1,4 +1,4 @@
-"""Stage ``prepare``: each task's splits as Parquet tables (schema ``PROBLEMS``).
+r"""Stage ``prepare``: each task's splits as Parquet tables (schema ``PROBLEMS``).
 
     python -m mintrl.prepare --config config/config.yaml --task arith --out results/data/arith
     python -m mintrl.prepare --config config/paper.yaml --task math --source math.jsonl \
@@ -18,9 +18,9 @@ unreadable rows are counted and named in ``<split>.report.json`` and skipped, or
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from mintrl.cli import command_line
 from mintrl.config import TaskSpec, load_config
 from mintrl.datasets import LoadReport
 from mintrl.splits import (
@@ -33,11 +33,10 @@ from mintrl.tasks import get_task
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="python -m mintrl.prepare", description=__doc__.split("\n")[0]
-    )
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--task", required=True)
+    ap = command_line("python -m mintrl.prepare", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
     ap.add_argument("--out", required=True, type=Path, help="folder for <split>.parquet")
     ap.add_argument("--source", type=Path, nargs="+", help="dataset task: what to read (the "
                     "training parts in the config's order, or with --split that benchmark's)")

@@ -1,4 +1,4 @@
-"""Stage ``pretrain``: train a toy base policy or teacher from scratch on a task's generator.
+r"""Stage ``pretrain``: train a toy base policy or teacher from scratch on a task's generator.
 
     python -m mintrl.pretrain --config config/config.yaml --task arith --role base \
         --exclude results/data/arith --out results/models/arith/base [--lab-seed 1]
@@ -10,12 +10,12 @@ role again with another seed (``lab_seed_of``), so results can be averaged over 
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from mintrl.cli import command_line
 from mintrl.config import load_config
 from mintrl.io import save_checkpoint, write_json
 from mintrl.tasks import get_task
@@ -27,12 +27,12 @@ from mintrl.training.pretraining import (
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="python -m mintrl.pretrain", description=__doc__.split("\n")[0]
-    )
-    ap.add_argument("--config", required=True, help="config YAML")
+    ap = command_line("python -m mintrl.pretrain", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="config YAML")
     ap.add_argument("--task", required=True, help="task name (a key of `tasks`)")
-    ap.add_argument("--role", required=True, choices=["base", "teacher"])
+    ap.add_argument("--role", required=True, choices=["base", "teacher"],
+                    help="which toy model to pre-train: the base policy or the teacher")
     ap.add_argument("--lab-seed", type=int, default=0,
                     help="which lab's model: its seed is offset by 1000 x this (0: the default)")
     ap.add_argument("--exclude", type=Path, help="folder of split Parquet files to hold out")
@@ -73,4 +73,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

@@ -1,4 +1,4 @@
-"""Stage ``rollout``: a checkpoint's on-policy rollouts with rewards, to Parquet.
+r"""Stage ``rollout``: a checkpoint's on-policy rollouts with rewards, to Parquet.
 
     python -m mintrl.rollout --config config/config.yaml --run grpo-s0 --task arith \
         --checkpoint results/models/arith/base --prompts results/data/arith/train_filtered.parquet \
@@ -10,11 +10,11 @@ the same functions on their own, for inspection and debugging.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import torch
 
+from mintrl.cli import command_line
 from mintrl.config import load_run
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import write_table
@@ -29,16 +29,18 @@ from mintrl.schemas import ROLLOUTS
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.rollout",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True, help="run name (see python -m mintrl.config --check)")
-    ap.add_argument("--task", required=True)
+    ap = command_line("python -m mintrl.rollout", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--run", required=True,
+                    help="run name (see python -m mintrl.config --check)")
+    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
     ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
     ap.add_argument("--prompts", required=True, help="training prompts (Parquet)")
-    ap.add_argument("--iteration", type=int, default=1)
+    ap.add_argument("--iteration", type=int, default=1,
+                    help="RL iteration (1-based): seeds the prompt choice and sampling")
     ap.add_argument("--out", required=True, type=Path, help="rollouts Parquet file")
-    ap.add_argument("--threads", type=int)
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     spec = run.spec_for(args.task)

@@ -1,4 +1,4 @@
-"""Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process
+r"""Stage ``segment``: iterations ``start..end`` of one run, rollout then train, in one process
 (the loop, checkpointing and resume: ``mintrl.training.rl_loop``).
 
     python -m mintrl.segment --config results/config/resolved.yaml --run grpo-s0 --task arith \
@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import time
 
+from mintrl.cli import command_line
+
 T_START = time.perf_counter()  # segment.json's start-up share counts the imports
 
-import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.segment",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--task", required=True)
+    ap = command_line("python -m mintrl.segment", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--run", required=True,
+                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
+    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
     ap.add_argument("--start", type=int, required=True, help="first iteration (1-based)")
     ap.add_argument("--end", type=int, required=True, help="last iteration")
     ap.add_argument("--init", type=Path, required=True, help="checkpoint after iteration start-1")
@@ -33,7 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reference", type=Path, help="frozen KL reference (when kl_coef > 0)")
     ap.add_argument("--teacher", type=Path, help="teacher checkpoint: MInTRL's judge and "
                     "intervener, OPD's and MENTOR's teacher")
-    ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--prompts", type=Path, required=True,
+                    help="the RL training prompts (Parquet, the problems schema)")
     ap.add_argument("--root", type=Path, required=True, help="the run's folder")
     ap.add_argument("--out-model", type=Path, help="default: <root>/iter_<end>/model")
     ap.add_argument("--out-optim", type=Path, help="default: <root>/iter_<end>/optim")
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs the policy's engine spans (the job's `tp` resource)")
-    ap.add_argument("--threads", type=int)
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
     argv = sys.argv[1:] if argv is None else argv
     # torchrun would take `--run` for its own `--run-path`: launchers pass "--" before our
     # arguments, which some Python versions keep

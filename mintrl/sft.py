@@ -1,4 +1,4 @@
-"""Stage ``sft``: SFT+GRPO's supervised stage (docs/design.md §1.3).
+r"""Stage ``sft``: SFT+GRPO's supervised stage (docs/design.md §1.3).
 
     python -m mintrl.sft --config results/config/resolved.yaml --run sft-grpo --task arith \
         --teacher results/models/arith/teacher --init results/models/arith/base \
@@ -13,11 +13,11 @@ and ``<out>/metrics.json`` (its compute: reported, not counted as RL iterations)
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import torch
 
+from mintrl.cli import command_line
 from mintrl.config import load_run
 from mintrl.training.sft import (
     run_sft,
@@ -25,17 +25,19 @@ from mintrl.training.sft import (
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.sft", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--task", required=True)
+    ap = command_line("python -m mintrl.sft", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--run", required=True,
+                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
+    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
     ap.add_argument("--teacher", type=Path, required=True, help="intervention policy checkpoint")
     ap.add_argument("--init", type=Path, required=True, help="policy to fine-tune (the base)")
     ap.add_argument("--prompts", type=Path, required=True, help="training prompts (Parquet)")
     ap.add_argument("--out", type=Path, required=True,
                     help="folder for model/, samples.parquet, metrics.json")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
-    ap.add_argument("--threads", type=int)
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     torch.set_num_threads(args.threads or cfg.threads)
@@ -44,4 +46,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

@@ -1,4 +1,4 @@
-"""Stage ``summarize``: the results tables (rows methods, columns benchmarks + average, like the
+r"""Stage ``summarize``: the results tables (rows methods, columns benchmarks + average, like the
 paper's Table 4) in CSV and Markdown, and plots of training reward and Pass@1.
 
     python -m mintrl.summarize --config results/config/resolved.yaml \
@@ -22,11 +22,11 @@ correctness and step accuracy: on the toy, Pass@1 alone can hide what was learne
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
 
+from mintrl.cli import command_line
 from mintrl.io import atomic_path
 from mintrl.report.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
 from mintrl.report.stats import benchmark_order
@@ -49,8 +49,7 @@ from mintrl.report.tables import (
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.summarize",
-                                 description=__doc__.split("\n")[0])
+    ap = command_line("python -m mintrl.summarize", __doc__)
     ap.add_argument("--evals", nargs="+", type=Path, required=True, help="evaluate metrics.json")
     ap.add_argument("--segments", nargs="*", type=Path, default=[], help="segment.json files")
     ap.add_argument("--order", nargs="*", default=["base"], help="run order (others follow)")
@@ -109,4 +108,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

@@ -1,4 +1,4 @@
-"""Stage ``track``: log one pipeline run (or a lab seed's base evaluation) into MLflow.
+r"""Stage ``track``: log one pipeline run (or a lab seed's base evaluation) into MLflow.
 
     python -m mintrl.track --config results/config/resolved.yaml --run grpo-s0 \
         --segments results/runs/*/grpo-s0/iter_*/segment.json \
@@ -13,10 +13,10 @@ what the store lacks is logged.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
+from mintrl.cli import command_line
 from mintrl.config import load_config
 from mintrl.config.runs import resolve_runs, split_lab_model
 from mintrl.io import write_json
@@ -29,16 +29,19 @@ from mintrl.report.tracking import git_commit, log_run
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.track",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
+    ap = command_line("python -m mintrl.track", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
     ap.add_argument("--run", required=True, help="a run of the config, a lab's base ('base', "
                     "'base-lab1', ...), or 'summary-<target>' (a run holding that target's "
                     "tables and plots)")
-    ap.add_argument("--segments", nargs="*", type=Path, default=[])
-    ap.add_argument("--evals", nargs="*", type=Path, default=[])
+    ap.add_argument("--segments", nargs="*", type=Path, default=[],
+                    help="segment.json files of the run (its training metrics)")
+    ap.add_argument("--evals", nargs="*", type=Path, default=[],
+                    help="metrics.json files of the run's evaluations")
     ap.add_argument("--sft", nargs="*", type=Path, default=[], help="SFT stage metrics files")
-    ap.add_argument("--artifacts", nargs="*", type=Path, default=[])
+    ap.add_argument("--artifacts", nargs="*", type=Path, default=[],
+                    help="files attached to the MLflow run as artifacts")
     ap.add_argument("--out", required=True, type=Path, help="what was logged (JSON)")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
@@ -70,4 +73,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

@@ -1,4 +1,4 @@
-"""Stage ``train``: one iteration of optimisation on a rollout file, with DeepSpeed.
+r"""Stage ``train``: one iteration of optimisation on a rollout file, with DeepSpeed.
 
     python -m mintrl.train --config config/config.yaml --run grpo-s0 \
         --init results/models/arith/base --rollouts rollouts.parquet --iteration 1 \
@@ -11,12 +11,12 @@ functions inside ``segment``; this CLI runs one iteration on its own.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import torch
 
+from mintrl.cli import command_line
 from mintrl.config import load_run
 from mintrl.io import read_table
 from mintrl.schemas import ROLLOUTS
@@ -26,21 +26,26 @@ from mintrl.training.one_iteration import (
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.train", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--run", required=True)
+    ap = command_line("python -m mintrl.train", __doc__)
+    ap.add_argument("--config", required=True,
+                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--run", required=True,
+                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
     ap.add_argument("--init", type=Path, required=True, help="policy that sampled the rollouts")
     ap.add_argument("--init-optim", type=Path, help="optimizer state of the previous iteration")
     ap.add_argument("--rollouts", type=Path, required=True, help="rollouts Parquet file")
-    ap.add_argument("--iteration", type=int, required=True)
-    ap.add_argument("--out-model", type=Path, required=True)
-    ap.add_argument("--out-optim", type=Path, required=True)
+    ap.add_argument("--iteration", type=int, required=True,
+                    help="the RL iteration the rollouts belong to (1-based)")
+    ap.add_argument("--out-model", type=Path, required=True,
+                    help="folder for the updated model")
+    ap.add_argument("--out-optim", type=Path, required=True,
+                    help="folder for the optimizer state")
     ap.add_argument("--const-c", type=float, help="Const anchor's c (default: config)")
     ap.add_argument("--teacher", type=Path, help="teacher checkpoint scoring the sampled tokens "
                     "(OPD needs it; MENTOR logs its KL)")
     ap.add_argument("--task", help="the task the rollouts are from (its `rl` keys apply)")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
-    ap.add_argument("--threads", type=int)
+    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     spec = run.spec_for(args.task) if args.task else run.spec

@@ -1,4 +1,4 @@
-"""Stage ``tune``: pick each main-table row's values from its grid by validation Pass@1, and
+r"""Stage ``tune``: pick each main-table row's values from its grid by validation Pass@1, and
 write them into a config.
 
     python -m mintrl.tune --config results/config/resolved.yaml \
@@ -17,12 +17,12 @@ checking that the result is a valid config; nothing else in the file changes.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import yaml
 
+from mintrl.cli import command_line
 from mintrl.config import load_config
 from mintrl.config.runs import split_lab_model
 from mintrl.config.tuning import (
@@ -35,7 +35,7 @@ from mintrl.io import atomic_path
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.tune", description=__doc__.split("\n")[0])
+    ap = command_line("python -m mintrl.tune", __doc__)
     ap.add_argument("--config", help="config with tune.grids (choose mode)")
     ap.add_argument("--evals", nargs="*", type=Path, default=[], help="validation metrics")
     ap.add_argument("--base", nargs="*", type=Path, default=[],
@@ -84,4 +84,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mintrl.cli import run_main
+
+    run_main(main)

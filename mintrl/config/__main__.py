@@ -1,3 +1,4 @@
+from mintrl.cli import run_main
 from mintrl.config.loading import main
 
-main()
+run_main(main)

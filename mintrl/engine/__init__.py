@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mintrl import io
 from mintrl.engine.base import Engine, Generation, Sampling
 
 ENGINES = ("transformers", "vllm")
@@ -14,6 +15,7 @@ def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str =
     required for vLLM on a GPU, no default of its own beside the config's)."""
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
+    checkpoint = io.checkpoint_path(checkpoint)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if name == "vllm":

@@ -12,13 +12,13 @@ stderr and make the exit status 1, after every other row has been scored and wri
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from mintrl.cli import command_line
 from mintrl.io import atomic_path
 from mintrl.progress import progress as progress_bar
 from mintrl.rewards import MathVerifier, problem_tests, score_program
@@ -94,9 +94,9 @@ def score_rows(rows: list[dict[str, Any] | str], domain: str, workers: int = 2,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mintrl.rewards",
-                                 description=__doc__.split("\n")[0].split(": ", 1)[1])
-    ap.add_argument("--domain", choices=["math", "code"], required=True)
+    ap = command_line("python -m mintrl.rewards", __doc__)
+    ap.add_argument("--domain", choices=["math", "code"], required=True,
+                    help="math: math-verify on the last boxed answer; code: the sandbox")
     ap.add_argument("input", type=Path, help="JSONL rows {id, response, reference}")
     ap.add_argument("output", type=Path, help="JSONL rows {id, reward, detail}")
     ap.add_argument("--workers", type=int, default=2, help="parallel sandbox runs (code)")
@@ -124,4 +124,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mintrl.cli import run_main
+
+    sys.exit(run_main(main))

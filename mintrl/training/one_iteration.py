@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mintrl.algo.objectives import get_objective
-from mintrl.io import write_json
+from mintrl.io import checkpoint_path, write_json
 from mintrl.rollouts import iteration_seed
 
 
@@ -34,7 +34,7 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
     if "teacher_logprobs" in objective.needs and not teacher_dir:
         raise SystemExit(f"the {spec.objective_at(iteration)} objective needs the teacher: "
                          "pass --teacher CHECKPOINT")
-    tokenizer = AutoTokenizer.from_pretrained(init)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_path(init))
     model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
     engine = deepspeed_engine(model, spec, device)
     if init_optim:
@@ -43,7 +43,8 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
     if teacher_dir:
         from mintrl.engine.mixed import shared_vocab_check
 
-        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(teacher_dir), run.method)
+        shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(checkpoint_path(teacher_dir)),
+                           run.method)
         teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype="float32")
         teacher.to(device).eval()
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,

@@ -31,7 +31,7 @@ from mintrl.engine.base import Sampling
 from mintrl.engine.mixed import shared_vocab_check
 from mintrl.engine.transformers_engine import TransformersEngine
 from mintrl.intervention.policies import intervention_policies
-from mintrl.io import read_table, write_json, write_table
+from mintrl.io import checkpoint_path, read_table, write_json, write_table
 from mintrl.methods import get_method
 from mintrl.progress import progress
 from mintrl.report.inspector import write_inspector
@@ -159,12 +159,13 @@ def run_iterations(job: SegmentJob) -> dict:
     fp = fingerprint(run, job.task, job.start, job.init, max_new)
     done = find_resume(root, job.start, job.end, fp)
     src = iter_dir(root, done) / "state" if done >= job.start else None
-    tokenizer = AutoTokenizer.from_pretrained(job.init)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_path(job.init))
     model = AutoModelForCausalLM.from_pretrained(src / "model" if src else job.init,
                                                  dtype="float32")
     ref_model = None
     if spec.kl_coef > 0:
-        ref_model = AutoModelForCausalLM.from_pretrained(job.reference, dtype="float32")
+        ref_model = AutoModelForCausalLM.from_pretrained(checkpoint_path(job.reference),
+                                                         dtype="float32")
         ref_model.to(job.device).eval()
     t_ds = time.perf_counter()
     engine = deepspeed_engine(model, spec, job.device)

@@ -14,7 +14,7 @@ import pandas as pd
 from mintrl.algo.objectives import LossInputs, get_objective
 from mintrl.config import SFTSpec
 from mintrl.engine.base import Sampling
-from mintrl.io import write_json, write_table
+from mintrl.io import checkpoint_path, write_json, write_table
 from mintrl.models import count_parameters
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
@@ -89,7 +89,7 @@ def run_sft(cfg, run, task: str, teacher_dir: Path, init: Path, prompts: Path, o
     teacher, teacher_tok = load_engine(run_spec.teacher_engine, str(teacher_dir),
                                        batch_size=512, device=device,
                                        gpu_memory=cfg.vllm_gpu_memory)
-    policy_tok = AutoTokenizer.from_pretrained(init)
+    policy_tok = AutoTokenizer.from_pretrained(checkpoint_path(init))
     sampling = Sampling.of(run_spec.sampling, cfg.tasks[task].max_new_tokens,
                             iteration_seed(run.seed, 0, SAMPLE_SEED))
     samples, times = teacher_trajectories(teacher, teacher_tok, policy_tok,
