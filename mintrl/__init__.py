@@ -32,8 +32,11 @@ rollout, summarize, track, tune.
 """
 
 from mintrl.cpu_numerics import pin_cpu_numerics
+from mintrl.progress import quiet_library_bars
 
 # Before any module imports torch: each CPU dispatcher reads its variable once (cpu_numerics).
 pin_cpu_numerics()
+# Before transformers loads: it reads the switch for its own bars once.
+quiet_library_bars()
 
 __version__ = "0.1.0"

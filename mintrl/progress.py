@@ -30,6 +30,14 @@ class _Lines(io.TextIOBase):
         self.stream.flush()
 
 
+def quiet_library_bars() -> None:
+    """In a log (stderr not a terminal), no bars of transformers or the Hub ("Loading
+    weights", "Writing model shards" at every checkpoint: carriage returns and ANSI escapes);
+    our own ``progress`` lines say how far a job is. A user's setting wins."""
+    if not sys.stderr.isatty():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
 def progress(iterable=None, *, desc: str, total: int | None = None, unit: str = "it",
              disable: bool = False, **kwargs) -> tqdm:
     """``tqdm(iterable)`` with the project's settings: on stderr, refreshed every second on a

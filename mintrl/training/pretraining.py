@@ -207,7 +207,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
         opt.step()
         history.append((step, loss))
         if step % 25 == 0:
-            bar.set_postfix(loss=f"{loss:.4f}")
+            bar.set_postfix(loss=f"{loss:.4f}", refresh=False)  # shown at the bar's own refresh
         done = step + 1
         if resume and spec.checkpoint_every and done % spec.checkpoint_every == 0 \
                 and done < spec.steps:
