@@ -24,6 +24,7 @@ from mintrl.config.runs import (
     resolve_runs,
     run_lab_seed,
     segment_ends,
+    varies_a_knob,
 )
 from mintrl.job_settings import JobSettings
 from mintrl.methods import get_method
@@ -38,9 +39,10 @@ SUMMARY_FILES = {
     "stats": "results/summary/{scope}/table_stats.csv",
     "reward": "results/summary/{scope}/reward.png",
     "curves": "results/summary/{scope}/curves.png",
-    "knobs": "results/summary/{scope}/knobs.png",
     "pass1": "results/summary/{scope}/pass1.png",
 }
+# Only for a target where a numeric setting varies alone (an ablation of C, R, L, T_I, c, beta2).
+KNOBS_FILE = "results/summary/{scope}/knobs.png"
 
 
 def one_of(names) -> str:
@@ -71,6 +73,9 @@ class Pipeline(JobSettings):
         self.ablations = sorted({r.group for r in self.runs.values()} - {"main", "tune"})
         self.scopes = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in self.ablations)]
         self.tune_runs = [n for n, r in self.runs.items() if r.group == "tune"]
+        self.knob_scopes = [s for s in self.scopes
+                            if varies_a_knob(self.runs, self.scope_runs(s), self.reference)]
+        self.plain_scopes = [s for s in self.scopes if s not in self.knob_scopes]
 
     def split_files(self, wildcards):
         """A toy's splits: with a fact table easy, medium and hard differ by the facts they
@@ -336,7 +341,8 @@ class Pipeline(JobSettings):
         return [*bases, *runs]
 
     def summary_files(self, scope):
-        return [f.format(scope=scope) for f in SUMMARY_FILES.values()]
+        files = [*SUMMARY_FILES.values(), *([KNOBS_FILE] if scope in self.knob_scopes else [])]
+        return [f.format(scope=scope) for f in files]
 
     def summary_evaluations(self, wildcards):
         return self.scope_evaluations(wildcards.scope)

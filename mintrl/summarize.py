@@ -17,7 +17,7 @@ correctness and step accuracy: on the toy, Pass@1 alone can hide what was learne
 ``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
 ``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/report/plots.py``): ``pass1.png``,
 ``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length),
-``knobs.png`` (an ablation's Pass@1 against each knob it varies alone).
+``knobs.png`` with ``--knobs`` (an ablation's Pass@1 against each knob it varies alone).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from mintrl.cli import command_line
+from mintrl.config.runs import single_knobs
 from mintrl.io import atomic_path
 from mintrl.report.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
 from mintrl.report.stats import benchmark_order
@@ -39,7 +40,6 @@ from mintrl.report.tables import (
     results_table,
     rows_and_labs,
     seed_table,
-    single_knobs,
     stats_markdown,
     table_markdown,
     to_markdown,
@@ -56,17 +56,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", help="config whose runs' entries name the rows (default: one "
                     "row per run)")
     ap.add_argument("--out", type=Path, required=True, help="output folder")
+    ap.add_argument("--knobs", action="store_true", help="also write knobs.png: Pass@1 against "
+                    "each numeric setting a row varies alone (the workflow asks for it where "
+                    "one does)")
     args = ap.parse_args(argv)
     config_runs, specs, reference = {}, {}, None
     if args.config:
         from mintrl.config import load_config
-        from mintrl.config.runs import reference_run, resolve_runs
+        from mintrl.config.runs import flat_spec, reference_run, resolve_runs
 
         cfg = load_config(args.config)
         config_runs = resolve_runs(cfg)
         in_table = set(args.order)
-        specs = {r.entry: pd.json_normalize(r.spec.model_dump()).iloc[0].to_dict()
-                 for n, r in config_runs.items() if n in in_table}
+        specs = {r.entry: flat_spec(r.spec) for n, r in config_runs.items() if n in in_table}
         ref = reference_run(cfg, config_runs)
         reference = config_runs[ref].entry if ref else None
     evals = eval_records(args.evals)
@@ -103,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     plot_rewards(iters, row_of, args.out / "reward.png")
     plot_curves(iters, row_of, args.out / "curves.png")
     plot_pass1(pass1, rows, args.out / "pass1.png")
-    plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
+    if args.knobs:
+        plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
     print(table_markdown(pass1, rows, versus), flush=True)
 
 

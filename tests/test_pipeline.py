@@ -118,3 +118,17 @@ def test_an_ablation_of_shorter_runs_shows_its_reference_at_their_length():
     data["runs"][-2]["overrides"] = short | {"iterations": 3, "eval_every": 3}
     with pytest.raises(ValueError, match="ablation_control: its runs end at iteration 3"):
         Pipeline(parse_config(data)).scope_upto("ablation_control", "mintrl-proxy")
+
+
+def test_only_a_target_where_a_setting_varies_alone_gets_a_knobs_figure():
+    """The main table compares methods: no knobs figure (it would be blank). An ablation of a
+    numeric setting (beta2) gets one; one of a method variant (control) does not."""
+    with open("tests/micro.yaml") as f:
+        data = yaml.safe_load(f)
+    data["ablation_reference"] = "mintrl-proxy"
+    data["runs"] += [{"method": "mintrl", "group": "beta2", "overrides": {"beta2": 1.0}},
+                     {"method": "corrections_only", "group": "control", "name": "co"}]
+    p = Pipeline(parse_config(data))
+    knobs = {s: any(f.endswith("/knobs.png") for f in p.target(s)) for s in p.scopes}
+    assert knobs["ablation_beta2"] and not knobs["main"] and not knobs["main_table"]
+    assert not knobs["ablation_control"]

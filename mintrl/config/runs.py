@@ -343,3 +343,48 @@ def segment_ends(spec: RunSpec, stop: int = 0) -> list[int]:
     cut_off = {spec.phase_end} if 0 < spec.phase_end < spec.iterations else set()
     return sorted({*range(step, spec.iterations + 1, step), *kept_iterations(spec, stop),
                    *cut_off})
+
+
+def flat_spec(spec) -> dict[str, Any]:
+    """A run spec as one flat dict, nested keys dotted (``sampling.temperature``)."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        else:
+            out[prefix] = value
+
+    walk("", spec.model_dump())
+    return out
+
+
+def single_knobs(specs: dict[str, dict], reference: str | None) -> dict[str, dict[str, float]]:
+    """knob -> {row: value} for the rows whose numeric settings differ from ``reference``'s
+    in exactly one key (``specs``: row -> flat run spec); the reference joins every knob."""
+    if reference not in specs:
+        return {}
+    ref = specs[reference]
+    out: dict[str, dict[str, float]] = {}
+    for row, spec in specs.items():
+        diff = [k for k in spec if k != "tasks" and spec[k] != ref.get(k)]
+        if row == reference or len(diff) != 1 or not _is_number(spec[diff[0]]):
+            continue
+        knob = out.setdefault(diff[0], {})
+        knob[row] = spec[diff[0]]
+        if _is_number(ref.get(diff[0])):  # e.g. not a measured (None) const_c
+            knob[reference] = ref[diff[0]]
+    return out
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def varies_a_knob(runs: dict[str, Run], names: list[str], reference: str | None) -> bool:
+    """Whether, among runs ``names``, some numeric setting varies alone against
+    ``reference``'s at two values or more (a target then gets its knobs figure)."""
+    specs = {runs[n].entry: flat_spec(runs[n].spec) for n in names}
+    ref = runs[reference].entry if reference in runs else None
+    return any(len(v) >= 2 for v in single_knobs(specs, ref).values())

@@ -23,6 +23,8 @@ FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo":
 PALETTE = ["#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#f7b6d2",
            "#c49c94", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
+NEAR_ZERO = 3.0  # Pass@1 (%) under which a bar gets its value written on it
+
 # Rows whose colours are close (the two MInTRL anchors) also differ in line style.
 STYLES = {"mintrl-proxy": "--", "corrections-only": ":", "teacher": "-."}
 
@@ -61,7 +63,10 @@ def plot_pass1(stats: pd.DataFrame, rows: list[str], out: Path) -> None:
                 ys.append(c["mean"])
                 lo.append(c["mean"] - c["lo"])
                 hi.append(c["hi"] - c["mean"])
-        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colours[r], label=r)
+        bars = ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colours[r], label=r)
+        # a bar near zero is invisible: its value says it is there (hard splits)
+        ax.bar_label(bars, labels=[f"{y:.1f}" if y < NEAR_ZERO else "" for y in ys],
+                     fontsize=6, padding=1, rotation=90)
     ax.set_xticks(range(len(benches)), benches)
     ax.set(ylabel="Pass@1 (%)", title="Pass@1 per benchmark (bars: bootstrap 95 % interval)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -116,17 +121,20 @@ def _plot_panels(iters: pd.DataFrame, row_of: dict[str, str], curves, out: Path)
         for j in range(len(curves), per_task * cols):  # unused cells of the task's block
             axes[i * per_task + j // cols][j % cols].set_axis_off()
     if handles:
+        # as many columns as the figure is wide, so a one-panel figure wraps its legend
+        ncol = max(1, min(len(handles), int(fig.get_figwidth() // 1.5)))
+        lines = -(-len(handles) // ncol)
         fig.legend(list(handles.values()), list(handles), loc="upper center",
-                   ncol=min(len(handles), 8), fontsize=8, bbox_to_anchor=(0.5, 1.0))
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
+                   ncol=ncol, fontsize=8, bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 1 - (0.12 + 0.2 * lines) / fig.get_figheight()))
     _save(fig, out)
 
 
 def _save(fig, out: Path) -> None:
     if not fig.legends:
         fig.tight_layout()
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
+    with atomic_path(out) as tmp:  # "tight": a legend beside the axes stays in the image
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

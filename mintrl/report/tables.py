@@ -201,31 +201,10 @@ def _delta_stats(matrices: list | None, n_boot: int) -> dict[str, float]:
     return {d: st[k] for d, k in zip(DELTA_KEYS, STAT_KEYS, strict=True)}
 
 
-def single_knobs(specs: dict[str, dict], reference: str | None) -> dict[str, dict[str, float]]:
-    """knob -> {row: value} for the rows whose numeric settings differ from ``reference``'s
-    in exactly one key (``specs``: row -> flat run spec); the reference joins every knob."""
-    if reference not in specs:
-        return {}
-    ref = specs[reference]
-    out: dict[str, dict[str, float]] = {}
-    for row, spec in specs.items():
-        diff = [k for k in spec if k != "tasks" and spec[k] != ref.get(k)]
-        if row == reference or len(diff) != 1 or not _is_number(spec[diff[0]]):
-            continue
-        knob = out.setdefault(diff[0], {})
-        knob[row] = spec[diff[0]]
-        if _is_number(ref.get(diff[0])):  # e.g. not a measured (None) const_c
-            knob[reference] = ref[diff[0]]
-    return out
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
-
-
 def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True,
                    note: str = MEAN_NOTE, signed: bool = False) -> str:
-    """Cells ``mean ± std [lo, hi]`` (``signed``: with the mean's sign, for differences); the
+    """Cells ``mean ± std [lo, hi]`` (``mean [lo, hi]`` for a row of one pair: n = 1 has no
+    spread; ``signed``: with the mean's sign, for differences); the
     best mean of each column among the method rows in bold (the teacher is a reference, not a
     contender); below, ``note`` and how many (lab seed, RL seed) pairs each row averages."""
     if stats.empty:
@@ -245,13 +224,14 @@ def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True
                 texts.append("–")
                 continue
             x = cell.loc[(r, c)]
-            text = f"{x['mean']:{sign}.1f} ± {x['std']:.1f} [{x['lo']:.1f}, {x['hi']:.1f}]"
+            spread = f" ± {x['std']:.1f}" if x["seeds"] > 1 else ""  # one pair has no spread
+            text = f"{x['mean']:{sign}.1f}{spread} [{x['lo']:.1f}, {x['hi']:.1f}]"
             if bold_best and r != "teacher" and round(x["mean"], 1) == round(best[c], 1):
                 text = f"**{text}**"
             texts.append(text)
         lines.append(f"| {r} | " + " | ".join(texts) + " |")
     pairs = stats.groupby("row")["seeds"].max()
-    lines += ["", f"{note}; pairs per row: "
+    lines += ["", f"{note}; a row of one pair (n = 1) has no ± std; pairs per row: "
               + ", ".join(f"{r} {int(pairs[r])}" for r in rows) + "."]
     return "\n".join(lines) + "\n"
 

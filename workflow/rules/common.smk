@@ -4,7 +4,14 @@ from snakemake.utils import validate
 
 from mintrl.config import parse_config, write_resolved_config
 from mintrl.cpu_numerics import kernels
-from mintrl.pipeline import FACT_TOY_SPLITS, LENGTH_TOY_SPLITS, SUMMARY_FILES, Pipeline, one_of
+from mintrl.pipeline import (
+    FACT_TOY_SPLITS,
+    KNOBS_FILE,
+    LENGTH_TOY_SPLITS,
+    SUMMARY_FILES,
+    Pipeline,
+    one_of,
+)
 from mintrl.config.runs import ROLES
 
 # One source of truth, two entry points: the pydantic model (its messages name the dotted key,

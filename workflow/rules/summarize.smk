@@ -13,17 +13,42 @@ rule summarize:
         reward=report(SUMMARY_FILES["reward"], caption="../report/reward.rst", category="{scope}"),
         pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
         curves=report(SUMMARY_FILES["curves"], caption="../report/curves.rst", category="{scope}"),
-        knobs=report(SUMMARY_FILES["knobs"], caption="../report/knobs.rst", category="{scope}"),
     log:
         "results/logs/summarize/{scope}.log",
     benchmark:
         "results/benchmarks/rules/summarize/{scope}.tsv"
+    wildcard_constraints:
+        scope=one_of(PIPELINE.plain_scopes),
     conda:
         "../envs/mintrl.yaml"
     params:
         config=CONFIG_FILE,
         order=PIPELINE.summary_order,
         out=subpath(output.table, parent=True),
+        knobs="",
     shell:
         "python -m mintrl.summarize --config {params.config} --evals {input.evals} "
-        "--segments {input.segments} --order {params.order} --out {params.out} > {log} 2>&1"
+        "--segments {input.segments} --order {params.order} --out {params.out} {params.knobs} "
+        "> {log} 2>&1"
+
+
+# The same, for a target where a numeric setting varies alone: plus Pass@1 against it.
+use rule summarize as summarize_knobs with:
+    output:
+        table=report(SUMMARY_FILES["table"], caption="../report/table.rst", category="{scope}"),
+        csv=SUMMARY_FILES["csv"],
+        quality=report(
+            SUMMARY_FILES["quality"], caption="../report/quality.rst", category="{scope}"
+        ),
+        stats=SUMMARY_FILES["stats"],
+        reward=report(SUMMARY_FILES["reward"], caption="../report/reward.rst", category="{scope}"),
+        pass1=report(SUMMARY_FILES["pass1"], caption="../report/pass1.rst", category="{scope}"),
+        curves=report(SUMMARY_FILES["curves"], caption="../report/curves.rst", category="{scope}"),
+        knobs=report(KNOBS_FILE, caption="../report/knobs.rst", category="{scope}"),
+    wildcard_constraints:
+        scope=one_of(PIPELINE.knob_scopes),
+    params:
+        config=CONFIG_FILE,
+        order=PIPELINE.summary_order,
+        out=subpath(output.table, parent=True),
+        knobs="--knobs",
