@@ -30,33 +30,44 @@ def _spans(tokenizer, ids: list[int], provenance: list[int]) -> str:
 
 
 def _verdicts(v) -> str:
+    """A judge's verdicts, steps numbered from 1 (``verdicts`` holds 0-based step indices)."""
     names = {NO_ERROR: "ok", NO_VERDICT: "no verdict"}
-    return ", ".join(names.get(int(x), f"step {int(x)} wrong") for x in v) or "—"
+    return ", ".join(names.get(int(x), f"step {int(x) + 1} wrong") for x in v) or "—"
+
+
+def sample_rows(part: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Up to ``n`` rollouts of distinct prompts, the most corrected first: a page shows what
+    intervention did, not one prompt's samples over and over."""
+    if "interventions" in part:
+        part = part.sort_values("interventions", ascending=False, kind="stable")
+    return part.drop_duplicates("problem_id").head(n)
 
 
 def write_inspector(df: pd.DataFrame, tokenizer, out: Path, per_kind: int = 8) -> None:
-    """A sample of ``per_kind`` trajectories of each kind (semi / guided first)."""
+    """Up to ``per_kind`` trajectories of each kind (semi / guided first), of distinct prompts,
+    the intervened first; review columns only for the kind a judge reviewed (semi)."""
     order = {"semi": 0, "guided": 0, "control": 1, "on-policy": 2}
     parts = [f"<html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"]
     it = int(df["iteration"].iloc[0]) if len(df) else 0
     parts.append(f"<h2>{html.escape(str(df['run'].iloc[0]))} — iteration {it}</h2>"
                  "<p>Highlighted: tokens written by the intervener (MInTRL) or drawn mostly "
-                 "from the teacher (MENTOR's guided samples).</p>")
+                 "from the teacher (MENTOR's guided samples). Steps are numbered from 1; each "
+                 "rollout below is of a different prompt, the most corrected first.</p>")
     kinds = sorted(df["kind"].unique(), key=lambda k: order.get(k, 9))
     for kind in kinds:
-        part = df[df["kind"] == kind].head(per_kind)
+        part = sample_rows(df[df["kind"] == kind], per_kind)
         parts.append(f"<h3>{html.escape(kind)} ({int((df['kind'] == kind).sum())} rollouts, "
                      f"reward {df.loc[df['kind'] == kind, 'reward'].mean():.2f})</h3>")
         for row in part.itertuples():
             prompt = html.escape(tokenizer.decode(list(row.prompt_ids), skip_special_tokens=True))
             cls = "r1" if row.reward > 0 else "r0"
             body = _spans(tokenizer, list(row.response_ids), list(row.provenance))
+            review = (f"<td>reviews {row.reviews}: {_verdicts(row.verdicts)}</td>"
+                      f"<td>corrections {row.interventions}</td>" if kind == "semi" else "")
             parts.append(
                 f"<table><tr><td><b>{html.escape(row.problem_id)}</b> #{row.sample}</td>"
                 f"<td class='{cls}'>reward {row.reward:g}</td><td>{row.finish_reason}</td>"
-                f"<td>reviews {row.reviews}: {_verdicts(row.verdicts)}</td>"
-                f"<td>corrections {row.interventions}</td></tr></table>"
-                f"<pre>{prompt}<hr>{body}</pre>")
+                f"{review}</tr></table><pre>{prompt}<hr>{body}</pre>")
     parts.append("</body></html>")
     with atomic_path(out) as tmp:
         tmp.write_text("\n".join(parts))
