@@ -54,6 +54,43 @@ METHODS: dict[str, Method] = {
 }
 
 
+# The RunSpec keys each part of a method reads (an objective by name; "judge": the judge and
+# intervener of a reviewed phase; "phase", "sft_start", "post_phase"). Every other key is read
+# by every method. A run logs only its method's keys to MLflow (mintrl.report.run_metrics).
+_GRPO = ("group_size", "clip_eps", "kl_coef", "adv_eps")
+SPEC_KEYS: dict[str, tuple[str, ...]] = {
+    "grpo": _GRPO,
+    "mentor": (*_GRPO, "n_guided", "guide_quantile"),
+    "opd": ("group_size", "distill_weight", "distill_reward_weight", "kl_coef"),
+    "regression": ("anchor", "const_c", "const_c_rule", "const_bonus", "beta1", "beta2",
+                   "gradient_parts"),
+    "corrections": (),
+    "judge": ("n_semi", "n_control", "chunk_tokens", "max_reviews", "correction_tokens",
+              "intervener_kv_cache", "judge", "judge_threshold", "judge_miss_rate",
+              "judge_false_alarm_rate", "wrong_correction_rate", "wrong_correction",
+              "intervener"),
+    "phase": ("intervention_iterations", "teacher_engine"),
+    "sft_start": ("sft", "teacher_engine"),
+    "post_phase": ("post_phase_objective",),
+    "teacher_always": ("teacher_engine",),
+}
+METHOD_KEYS = frozenset(k for keys in SPEC_KEYS.values() for k in keys)
+
+
+def spec_keys(method: Method, post_phase_objective: str) -> frozenset[str]:
+    """The keys of ``METHOD_KEYS`` that ``method`` reads (all of them for a method with a part
+    this table does not know: a plugin's)."""
+    parts = {post_phase_objective if method.objective == POST_PHASE else method.objective}
+    parts |= {"post_phase"} if method.objective == POST_PHASE else set()
+    if method.phase is not None:
+        parts |= {method.phase.objective, "phase", *(["judge"] if method.phase.judge else [])}
+    parts |= {"sft_start"} if method.sft_start else set()
+    parts |= {"teacher_always"} if method.teacher_always else set()
+    if parts - set(SPEC_KEYS):
+        return METHOD_KEYS
+    return frozenset(k for part in parts for k in SPEC_KEYS[part])
+
+
 def register_method(name: str, method: Method) -> Method:
     """Add a method to the table (a new method's module calls this; its objective and
     rollout modes are registered the same way). A taken name is an error."""

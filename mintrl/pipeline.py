@@ -69,7 +69,6 @@ class Pipeline(JobSettings):
         self.labs = sorted({0, *lab_seeds(self.runs)})
         self.lab_models = [lab_model(role, k) for k in self.labs for role in ROLES]
         self.later_lab_models = [m for m in self.lab_models if m not in ROLES]
-        self.base_models = [lab_model("base", k) for k in self.labs]  # each tracked in MLflow
         self.ablations = sorted({r.group for r in self.runs.values()} - {"main", "tune"})
         self.scopes = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in self.ablations)]
         self.tune_runs = [n for n, r in self.runs.items() if r.group == "tune"]
@@ -240,12 +239,13 @@ class Pipeline(JobSettings):
     def run_evaluations(self, run, upto=None, tasks=None):
         """Evaluation metrics of a run: its lab's base policy (iteration 0) and each kept
         checkpoint up to iteration `upto` (default: all), on `tasks` (default: the run's). A lab's
-        base (`base`, `base-lab1`, ...: tracked as a run of its own) has its evaluation only."""
+        base or teacher (`base`, `teacher-lab1`, ...: each tracked as a run of its own) has its
+        evaluation only."""
         tasks = self.run_tasks(run) if tasks is None else tasks
+        if run not in self.runs:  # a lab's base or teacher, tracked as a run of its own
+            return [f"results/eval/lab/{t}/{run}/metrics.json" for t in tasks]
         base_model = lab_model("base", run_lab_seed(self.runs, run))
         base = [f"results/eval/lab/{t}/{base_model}/metrics.json" for t in tasks]
-        if run not in self.runs:
-            return base
         return base + [
             f"results/eval/{t}/{run}/iter_{it}/metrics.json"
             for t in tasks
@@ -335,10 +335,12 @@ class Pipeline(JobSettings):
             for r in self.scope_runs(scope)
             if not (scope.startswith("ablation_") and r == self.reference)
         ]
-        bases = [
-            f"results/tracking/{lab_model('base', k)}/upto_0.json" for k in self.scope_labs(scope)
+        labs = [  # each lab's base and teacher: MLflow holds every row of the table
+            f"results/tracking/{lab_model(role, k)}/upto_0.json"
+            for k in self.scope_labs(scope)
+            for role in ROLES
         ]
-        return [*bases, *runs]
+        return [*labs, *runs]
 
     def summary_files(self, scope):
         files = [*SUMMARY_FILES.values(), *([KNOBS_FILE] if scope in self.knob_scopes else [])]

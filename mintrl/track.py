@@ -1,4 +1,4 @@
-r"""Stage ``track``: log one pipeline run (or a lab seed's base evaluation) into MLflow.
+r"""Stage ``track``: log one pipeline run (or a lab seed's base or teacher evaluation) into MLflow.
 
     python -m mintrl.track --config results/config/resolved.yaml --run grpo-s0 \
         --segments results/runs/*/grpo-s0/iter_*/segment.json \
@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from mintrl.cli import command_line
 from mintrl.config import load_config
 from mintrl.config.runs import resolve_runs, split_lab_model
@@ -24,6 +26,7 @@ from mintrl.report.run_metrics import (
     collect_metrics,
     inspector_pages,
     run_params,
+    run_span,
 )
 from mintrl.report.tracking import git_commit, log_run
 
@@ -32,9 +35,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.track", __doc__)
     ap.add_argument("--config", required=True,
                     help="the config file (the workflow passes results/config/resolved.yaml)")
-    ap.add_argument("--run", required=True, help="a run of the config, a lab's base ('base', "
-                    "'base-lab1', ...), or 'summary-<target>' (a run holding that target's "
-                    "tables and plots)")
+    ap.add_argument("--run", required=True, help="a run of the config, a lab's base or "
+                    "teacher ('base', 'teacher-lab1', ...), or 'summary-<target>' (a run "
+                    "holding that target's tables and plots)")
     ap.add_argument("--segments", nargs="*", type=Path, default=[],
                     help="segment.json files of the run (its training metrics)")
     ap.add_argument("--evals", nargs="*", type=Path, default=[],
@@ -47,9 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_config(args.config)
     runs = resolve_runs(cfg, args.config)
     is_summary = args.run.startswith("summary-")
-    lab = split_lab_model(args.run)
-    is_base = lab is not None and lab[0] == "base"  # a lab's teacher is evaluated, not tracked
-    if not (is_base or is_summary or args.run in runs):
+    lab = split_lab_model(args.run)  # a lab's base or teacher: its evaluation only
+    if not (lab or is_summary or args.run in runs):
         raise SystemExit(f"unknown run {args.run!r}; runs of {args.config}: {sorted(runs)}")
     run = runs.get(args.run)
     if is_summary:
@@ -58,14 +60,19 @@ def main(argv: list[str] | None = None) -> None:
     else:
         lab_seed = run.lab_seed if run else lab[1]
         params, length = run_params(cfg, run, lab_seed)
-        tags = {"method": run.method if run else "base", "seed": run.seed if run else cfg.seed,
+        tags = {"method": run.method if run else lab[0], "seed": run.seed if run else cfg.seed,
                 "lab_seed": lab_seed, "group": run.group if run else "main",
-                "row": run.entry if run else "base",
+                "row": run.entry if run else lab[0],
                 "overrides": json.dumps(run.overrides, sort_keys=True) if run else "{}",
-                "git_commit": git_commit(), **length}
+                "git_commit": git_commit(), **length,
+                "iterations_done": max((json.loads(p.read_text())["end"] for p in args.segments),
+                                       default=0)}  # rl.iterations is the planned length
+    tables = {f"{p.stem}.json": pd.read_csv(p) for p in args.artifacts
+              if p.name in ("table.csv", "table_stats.csv")}  # the summary's tables
     summary = log_run(cfg.tracking_uri, cfg.experiment, args.run, params=params, tags=tags,
                       metrics=collect_metrics(args.segments, args.evals, args.sft),
-                      artifacts=[*args.artifacts, *inspector_pages(args.segments)])
+                      artifacts=[*args.artifacts, *inspector_pages(args.segments)],
+                      tables=tables, span=run_span(args.segments, args.evals))
     write_json(args.out, summary | {"run": args.run, "tracking_uri": cfg.tracking_uri,
                                     "experiment": cfg.experiment})
     print(f"[track] {args.run}: {summary['new_metrics']} new of {summary['metrics']} metric "

@@ -81,11 +81,54 @@ def test_each_lab_seeds_base_is_an_mlflow_run_of_its_own(tmp_path):
     assert runs["base"]["tags"]["lab_seed"] == "0" and runs["base-lab1"]["tags"]["lab_seed"] == "1"
     assert runs["base-lab1"]["params"]["run.lab_seed"] == "1"
     assert "run.lab_seed" not in runs["base"]["params"]
-    assert runs["base-lab1"]["metrics"]["arith/eval/easy/pass_at_1"] == [(0, 0.2)]
+    # named and scaled as the tables show them: percent, pass1/<task>/<split>
+    assert [(k, round(v, 6)) for k, v in runs["base-lab1"]["metrics"]["pass1/arith/easy"]] \
+        == [(0, 20.0)]
     loaded = load_config(config)
     named = resolve_runs(loaded)
     assert "run.lab_seed" not in run_params(loaded, named["grpo-s0"])[0]
     assert run_params(loaded, named["grpo-lab1-s1"])[0]["run.lab_seed"] == "1"
-    with pytest.raises(SystemExit, match="unknown run 'teacher-lab1'"):
-        track.main(["--config", str(config), "--run", "teacher-lab1", "--out",
+    with pytest.raises(SystemExit, match="unknown run 'nobody'"):
+        track.main(["--config", str(config), "--run", "nobody", "--out",
                     str(tmp_path / "t.json")])
+
+
+def test_mlflow_runs_carry_their_methods_params_the_table_and_open_on_runs(tmp_path):
+    """The experiment opens on its runs (MLflow 3's kind tag); a teacher is a run; GRPO carries
+    no MInTRL knob; a summary run holds its table as an MLflow table."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from mintrl import track
+    from mintrl.config import load_config
+    from mintrl.config.runs import resolve_runs
+    from mintrl.report.run_metrics import run_params
+
+    cfg = yaml.safe_load(Path("tests/micro.yaml").read_text())
+    cfg["tracking_uri"] = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    metrics = tmp_path / "teacher.json"
+    metrics.write_text(json.dumps({"run": "teacher", "task": "arith", "iteration": 0,
+                                   "seconds": 5.0, "splits": {"hard": {"pass@1": 0.9,
+                                                                       "strict": 0.85}}}))
+    table = tmp_path / "table.csv"
+    pd.DataFrame({"row": ["base", "grpo"], "arith/hard": [1.0, 2.5]}).to_csv(table, index=False)
+    for run, extra in (("teacher", ["--evals", str(metrics)]),
+                       ("summary-main", ["--artifacts", str(table)])):
+        track.main(["--config", str(config), "--run", run, *extra, "--out",
+                    str(tmp_path / f"{run}.out.json")])
+    runs = {r["name"]: r for r in read_runs(cfg["tracking_uri"], "mintrl")}
+    assert runs["teacher"]["tags"]["row"] == "teacher"
+    assert [v for _, v in runs["teacher"]["metrics"]["strict/arith/hard"]] == [85.0]
+    assert "table.json" in runs["summary-main"]["artifacts"]
+    exp = MlflowClient(cfg["tracking_uri"]).get_experiment_by_name("mintrl")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    named = resolve_runs(load_config(config))
+    grpo = run_params(load_config(config), named["grpo-s0"])[0]
+    assert "rl.clip_eps" in grpo and "rl.beta2" not in grpo and "rl.n_semi" not in grpo
+    assert "run.method" not in grpo and grpo["rl.method"] == "grpo"

@@ -104,8 +104,8 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
 
     runs = {r["name"]: r for r in read_runs(
         f"sqlite:///{finished_run / 'results' / 'mlflow.db'}", "mintrl")}
-    assert set(runs) == {"base", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd", "mentor",
-                         "summary-main"}
+    assert set(runs) == {"base", "teacher", "grpo-s0", "mintrl-proxy", "sft-grpo", "opd",
+                         "mentor", "summary-main"}
     grpo = runs["grpo-s0"]
     assert grpo["tags"]["method"] == "grpo" and grpo["tags"]["seed"] == "0"
     assert grpo["tags"]["git_commit"] and len(grpo["tags"]["mintrl.config_hash"]) == 12
@@ -113,10 +113,11 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
     # where a run stops is a tag, not a param: extending it continues the same MLflow run
     assert grpo["tags"]["rl.iterations"] == "4" and "rl.iterations" not in grpo["params"]
     assert [s for s, _ in grpo["metrics"]["arith/rollout/reward"]] == [1, 2, 3, 4]
-    assert [s for s, _ in grpo["metrics"]["intfn/eval/hard/pass_at_1"]] == [0, 2, 4]
-    assert [s for s, _ in runs["base"]["metrics"]["arith/eval/easy/pass_at_1"]] == [0]
+    assert [s for s, _ in grpo["metrics"]["pass1/intfn/hard"]] == [0, 2, 4]
+    assert [s for s, _ in runs["base"]["metrics"]["pass1/arith/easy"]] == [0]
+    assert grpo["tags"]["iterations_done"] == "4" and "rl.beta2" not in grpo["params"]
     assert grpo["tags"]["group"] == "main" and grpo["tags"]["row"] == "grpo"
-    assert {"table.md", "reward.png"} <= set(runs["summary-main"]["artifacts"])
+    assert {"table.md", "reward.png", "table.json"} <= set(runs["summary-main"]["artifacts"])
     assert "inspector" in runs["mintrl-proxy"]["artifacts"]  # rollout pages per iteration
     assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["arith/coverage/semi"]] == [1, 2]
     # SFT+GRPO's SFT compute is logged with its run, before RL (step 0)

@@ -10,7 +10,12 @@ from pathlib import Path
 
 from mintrl.config import Config
 from mintrl.config.runs import Run
+from mintrl.methods import METHOD_KEYS, get_method, spec_keys
 from mintrl.report.tracking import flatten
+
+# Evaluation metrics logged as the results tables show them: percent, ``pass1/<task>/<split>``,
+# so MLflow's columns reproduce a table for any set of runs.
+TABLE_METRICS = {"pass@1": "pass1", "strict": "strict"}
 
 # Where a run stops is not part of its identity: extending it continues the same MLflow run,
 # with these as (mutable) tags instead of (immutable) params.
@@ -20,13 +25,15 @@ LENGTH_PARAMS = ("rl.iterations", "rl.eval_every", "rl.iterations_per_job")
 def run_params(cfg: Config, run: Run | None, lab_seed: int = 0
                ) -> tuple[dict[str, str], dict[str, str]]:
     """(params, length tags): the resolved config this run used (the base run replaced by the
-    run's own spec), with the run-length keys split off; ``run`` None: the base of lab seed
+    run's own spec, without the keys its method does not read: GRPO has no ``rl.beta2``), with
+    the run-length keys split off; ``run`` None: the base of lab seed
     ``lab_seed``. ``run.lab_seed`` only when not 0: lab 0's params, whose hash finds its MLflow
     runs, stay what they were, so its finished runs are continued rather than logged anew."""
-    data = cfg.model_dump(mode="json", exclude={"runs", "rl"})
+    data = cfg.model_dump(mode="json", exclude={"runs", "rl", "tuned", "tune"})
     if run is not None:
-        data["rl"] = run.spec.model_dump(mode="json")
-        data["run"] = {"method": run.method, "seed": run.seed, "tasks": list(run.tasks)}
+        unused = METHOD_KEYS - spec_keys(get_method(run.method), run.spec.post_phase_objective)
+        data["rl"] = run.spec.model_dump(mode="json", exclude=set(unused))  # its method's only
+        data["run"] = {"seed": run.seed, "tasks": list(run.tasks)}  # rl.method names it
         lab_seed = run.lab_seed
     if lab_seed:
         data.setdefault("run", {})["lab_seed"] = lab_seed
@@ -59,9 +66,27 @@ def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = (
     for path in evals:
         m = json.loads(path.read_text())
         for split, values in m["splits"].items():
-            out += [(metric_key(m["task"], "eval", split, k), v, m["iteration"] or 0)
-                    for k, v in values.items() if isinstance(v, int | float)]
+            step = m["iteration"] or 0
+            for k, v in values.items():
+                if k in TABLE_METRICS:  # as the tables show them: percent, short names
+                    out.append((f"{TABLE_METRICS[k]}/{m['task']}/{split}", 100 * v, step))
+                elif isinstance(v, int | float):
+                    out.append((metric_key(m["task"], "eval", split, k), v, step))
     return out
+
+
+def run_span(segments: list[Path], evals: list[Path]) -> tuple[int | None, int | None]:
+    """(start, end) in ms since the epoch of what the run did: its training segments (a file's
+    time minus the segment's wall time), else its evaluations; (None, None) without files."""
+    spans = []
+    for path in segments or evals:
+        data = json.loads(path.read_text())
+        seconds = data["startup"]["wall"] if "startup" in data else data.get("seconds", 0.0)
+        end = path.stat().st_mtime
+        spans.append((end - float(seconds or 0.0), end))
+    if not spans:
+        return None, None
+    return int(1000 * min(a for a, _ in spans)), int(1000 * max(b for _, b in spans))
 
 
 def inspector_pages(segments: list[Path]) -> list[tuple[Path, str]]:

@@ -23,6 +23,7 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 RUN_TAG = "mintrl.run"  # our run name: one MLflow run per pipeline run
 HASH_TAG = "mintrl.config_hash"  # a changed config starts a new MLflow run
+KIND_TAG = "mlflow.experimentKind"  # MLflow 3 opens an experiment on the view its kind names
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -86,12 +87,16 @@ def log_run(
     tags: dict[str, str],
     metrics: Iterable[tuple[str, float, int]],
     artifacts: Iterable[Path | tuple[Path, str]] = (),
+    tables: dict[str, Any] | None = None,
+    span: tuple[int | None, int | None] = (None, None),
 ) -> dict[str, Any]:
     """Create or find the MLflow run (name, config hash) and log what it lacks.
 
     ``metrics`` are (key, value, step) with step = iteration; ``artifacts`` are files, or
-    (file, folder in the run's artifacts). Returns a summary: run id and how many metrics
-    were new.
+    (file, folder in the run's artifacts); ``tables``: artifact file -> DataFrame, logged as
+    MLflow tables (shown in the UI); ``span``: (start, end) of what the run did, ms since the
+    epoch (the run's times in the UI are the training's, not the logging's). Returns a
+    summary: run id and how many metrics were new.
     """
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
@@ -105,6 +110,8 @@ def log_run(
             exp_id = client.create_experiment(experiment, artifact_location=location)
         else:
             exp_id = exp.experiment_id
+        if exp is None or KIND_TAG not in exp.tags:  # opens on its runs, not a GenAI view
+            client.set_experiment_tag(exp_id, KIND_TAG, "custom_model_development")
         query = f"tags.`{RUN_TAG}` = '{name}' and tags.`{HASH_TAG}` = '{chash}'"
         found = client.search_runs([exp_id], filter_string=query, max_results=1)
         all_tags = {**tags, RUN_TAG: name, HASH_TAG: chash}
@@ -112,7 +119,8 @@ def log_run(
             run_id = found[0].info.run_id
             have_params = found[0].data.params
         else:
-            run_id = client.create_run(exp_id, run_name=name, tags=all_tags).info.run_id
+            run_id = client.create_run(exp_id, run_name=name, tags=all_tags,
+                                       start_time=span[0]).info.run_id
             have_params = {}
         new_params = [Param(k, v[:6000]) for k, v in params.items() if k not in have_params]
         for i in range(0, len(new_params), 100):
@@ -132,7 +140,9 @@ def log_run(
         for item in artifacts:
             path, folder = item if isinstance(item, tuple) else (item, None)
             client.log_artifact(run_id, str(path), artifact_path=folder)
-        client.set_terminated(run_id)
+        for artifact_file, frame in (tables or {}).items():
+            client.log_table(run_id, data=frame, artifact_file=artifact_file)
+        client.set_terminated(run_id, end_time=span[1])
     return {"run_id": run_id, "experiment_id": exp_id, "config_hash": chash,
             "new_metrics": len(new), "metrics": sum(map(len, wanted.values()))}
 

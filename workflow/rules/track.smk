@@ -1,5 +1,6 @@
 # MLflow: one run per pipeline run (logged up to the iteration a target stops it at), plus
-# each lab seed's base (`base`, `base-lab1`, ...), plus one per target holding its summary. Logging is idempotent and takes a file lock.
+# each lab seed's base and teacher (`base`, `teacher-lab1`, ...), plus one per target holding
+# its summary. Logging is idempotent and takes a file lock.
 rule track:
     input:
         segments=PIPELINE.run_segment_metrics,
