@@ -335,11 +335,8 @@ class Pipeline(JobSettings):
             for r in self.scope_runs(scope)
             if not (scope.startswith("ablation_") and r == self.reference)
         ]
-        labs = [  # each lab's base and teacher: MLflow holds every row of the table
-            f"results/tracking/{lab_model(role, k)}/upto_0.json"
-            for k in self.scope_labs(scope)
-            for role in ROLES
-        ]
+        labs = [f"results/tracking/{lab_model(role, k)}/upto_0.json"  # every row of the table
+                for k in self.scope_labs(scope) for role in ROLES]
         return [*labs, *runs]
 
     def summary_files(self, scope):
