@@ -44,7 +44,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`main_table.md` is the main command on the fact toy with issue 25's defaults and tuned "
      "values, on one (lab seed, RL seed) pair, with what each MInTRL update did "
      "(`run_diagnostics_*.md`) and the pools' coverage by kind of fact "
-     "(`coverage_by_kind_*.md`), and item 4's wrong-correction control on the same pair "
+     "(`coverage_by_kind_*.md`), and item 4's wrong-correction control over 3 pairs "
      "(`wrong_corrections.md`); `main_table_74eb489.md` the same command before them; "
      "`pair_spread_fact_toy.md` how far a second pair moved each cell (earlier settings); "
      "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "

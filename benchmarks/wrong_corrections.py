@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mintrl.config.runs import lab_model
 from mintrl.report.stats import benchmark_order
 from mintrl.report.tables import eval_records, problem_scores, versus_table
 
@@ -26,7 +27,8 @@ RESULTS = Path("results")
 ROWS = {"mintrl-const": "MInTRL-Const, clean", "mintrl-const-wrong": "MInTRL-Const, wrong",
         "corrections-only": "corrections-only, clean",
         "corrections-only-wrong": "corrections-only, wrong"}
-RUN_OF = {"mintrl-const": "mintrl-const-{pair}", "mintrl-const-wrong": "mintrl-const-wrong-{pair}",
+RUN_OF = {"mintrl-const": "mintrl-const-clean-{pair}",
+          "mintrl-const-wrong": "mintrl-const-wrong-{pair}",
           "corrections-only": "corrections-only-{pair}",
           "corrections-only-wrong": "corrections-only-wrong-{pair}"}
 COMPARISONS = [  # (title, row, versus)
@@ -74,6 +76,8 @@ def main() -> None:
         raise SystemExit(f"missing evaluations: {missing}")
     row_of = {run.format(pair=p): row for row, run in RUN_OF.items() for p in pairs}
     lab_of = {run.format(pair=p): lab_of_pair(p) for run in RUN_OF.values() for p in pairs}
+    for lab in map(lab_of_pair, pairs):  # each lab's base is the base row of its lab seed
+        row_of[lab_model("base", lab)], lab_of[lab_model("base", lab)] = "base", lab
     scores = problem_scores(eval_records(files), row_of, lab_of)
     scores = scores[scores["run"].isin(row_of) | scores["row"].eq("base")]
     benches = benchmark_order(scores["benchmark"].unique()) + ["average"]
