@@ -14,6 +14,9 @@ tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
 python -m venv "$tools"
 "$tools/bin/pip" install -q "pip-tools==7.6.2"
+# The current lock seeds the output: pip-compile keeps its pins and resolves only what is new
+# (a dependency added to pyproject.toml); `rm constraints/cpu.txt` first to upgrade everything.
+if [ -f constraints/cpu.txt ]; then grep -v '^#' constraints/cpu.txt > constraints/cpu.txt.tmp; fi
 "$tools/bin/pip-compile" -q --extra test --strip-extras --allow-unsafe --no-emit-index-url \
     --no-emit-find-links --no-header --annotation-style line -o constraints/cpu.txt.tmp \
     pyproject.toml constraints/cpu.in

@@ -9,6 +9,24 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
+def micro_run(tmp_path_factory):
+    """The main command on tests/micro.yaml in a fresh folder, once per test session: the
+    workflow tests and the MLflow browser test read the same finished run."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    work = tmp_path_factory.mktemp("wf")
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-s",
+                          str(root / "workflow" / "Snakefile"), "--directory", str(work),
+                          "--configfile", str(root / "tests" / "micro.yaml"), "--cores", "2"],
+                         capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return work
+
+
+@pytest.fixture(scope="session")
 def tokenizer():
     from mintrl.tokenizer import build_char_tokenizer
 

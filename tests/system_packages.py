@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import sys
 
-PACKAGES = {"bwrap": "bubblewrap"}  # command -> Debian package: the sandbox's non-root mode
+# command -> Debian package: the sandbox's non-root mode; the browser the MLflow UI test drives
+PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium", "chromedriver": "chromium-driver"}
 
 
 def _install(packages: list[str]) -> bool:

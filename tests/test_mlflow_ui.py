@@ -1,8 +1,11 @@
-"""The MLflow UI a user compares runs in, in a real browser: `mlflow ui` on loopback over a
-micro sweep's store, opened in headless Chromium (Debian's `chromium` and `chromium-driver`,
-driven by Selenium; no browser download). Outside CI: skipped where either is missing
-(README, "Comparing runs in MLflow"). Set MINTRL_UI_SCREENSHOT=path to keep the screenshot,
-MINTRL_UI_STORE=path/to/mlflow.db to reuse a micro sweep's store instead of running one."""
+"""The MLflow UI a user compares runs in, in a real browser: `mlflow ui` on loopback over the
+micro main command's store (the session's one finished run, tests/conftest.py), opened in
+headless Chromium (Debian's `chromium` and `chromium-driver`, driven by Selenium; no browser
+download). As root on Debian/Ubuntu the README's test command installs them
+(tests/system_packages.py), so there a missing browser fails; elsewhere the test skips, saying
+why. Set MINTRL_UI_SCREENSHOT=path to keep the screenshot, MINTRL_UI_STORE=path/to/mlflow.db to
+look at another store (MINTRL_UI_RUNS=a,b: the two runs to compare there;
+MINTRL_UI_RUNS_SCREENSHOT=path keeps the experiment's runs page)."""
 
 import json
 import os
@@ -16,24 +19,30 @@ from pathlib import Path
 
 import pytest
 
-webdriver = pytest.importorskip("selenium.webdriver")
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="needs Debian's chromium and chromium-driver")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _browser():
+    """Selenium's webdriver; a skip where the browser is missing, a failure where the test
+    command should have installed it (root on Debian/Ubuntu)."""
+    try:
+        from selenium import webdriver
+    except ImportError:
+        webdriver = None
+    if webdriver and CHROMIUM and DRIVER:
+        return webdriver
+    why = "needs selenium (the test extra) and Debian's chromium and chromium-driver"
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        pytest.fail(f"{why}: run `python tests/system_packages.py` (the README's test command)")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    if os.environ.get("MINTRL_UI_STORE"):  # a micro sweep's mlflow.db made earlier
+def store(micro_run):
+    if os.environ.get("MINTRL_UI_STORE"):
         return Path(os.environ["MINTRL_UI_STORE"])
-    work = tmp_path_factory.mktemp("ui")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
-           "--directory", str(work), "--configfile", str(ROOT / "tests" / "micro.yaml"),
-           "--cores", "2"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return work / "results" / "mlflow.db"
+    return micro_run / "results" / "mlflow.db"
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +69,7 @@ def ui(store):
 
 
 def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store, ui, tmp_path):
+    webdriver = _browser()
     from mlflow.tracking import MlflowClient
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
@@ -67,7 +77,8 @@ def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store
     client = MlflowClient(f"sqlite:///{store}")
     exp = client.get_experiment_by_name("mintrl")
     runs = {r.info.run_name: r.info.run_id for r in client.search_runs([exp.experiment_id])}
-    ids = [runs["grpo-s0"], runs["mintrl-proxy"]]
+    pair = os.environ.get("MINTRL_UI_RUNS", "grpo-s0,mintrl-proxy").split(",")  # another store's
+    ids = [runs[pair[0]], runs[pair[1]]]
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -77,10 +88,17 @@ def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store
         opts.add_argument(flag)
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
     try:
+        # the experiment opens on its runs (not MLflow 3's GenAI view), the teacher among them
+        driver.get(f"{ui}/#/experiments/{exp.experiment_id}")
+        wait = WebDriverWait(driver, 90)
+        wait.until(lambda d: all(n in d.page_source for n in ("grpo-s0", "teacher", "base")))
+        runs_shot = os.environ.get("MINTRL_UI_RUNS_SCREENSHOT")
+        if runs_shot:
+            driver.save_screenshot(runs_shot)
         driver.get(f"{ui}/#/compare-runs?runs={json.dumps(ids)}"
                    f"&experiments={json.dumps([exp.experiment_id])}")
         wait = WebDriverWait(driver, 90)
-        wait.until(lambda d: "grpo-s0" in d.page_source and "mintrl-proxy" in d.page_source)
+        wait.until(lambda d: pair[0] in d.page_source and pair[1] in d.page_source)
         # a chart (Plotly's) of a metric the two runs share, named on the page
         shared = (set(client.get_run(ids[0]).data.metrics)
                   & set(client.get_run(ids[1]).data.metrics))

@@ -33,11 +33,8 @@ def _two_labs(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    work = tmp_path_factory.mktemp("wf")
-    res = _snakemake(work)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return work
+def finished_run(micro_run):
+    return micro_run  # tests/conftest.py: the main command on tests/micro.yaml, once
 
 
 def test_main_job_evaluates_base_and_teacher_of_each_task(finished_run):
@@ -455,7 +452,9 @@ def test_a_configfile_given_replaces_the_default_config_not_merges_into_it(tmp_p
     import yaml
 
     def tasks(config):
-        res = _snakemake(tmp_path, "-n", "--quiet", "rules", config=config)
+        # one cheap job (a task's splits), so Snakemake writes the config the jobs read
+        res = _snakemake(tmp_path, "--quiet", "rules", "--forceall",
+                         "results/data/arith/train.parquet", config=config)
         assert res.returncode == 0, res.stderr[-3000:]
         resolved = yaml.safe_load((tmp_path / "results" / "config" / "resolved.yaml").read_text())
         return resolved["tasks"]
