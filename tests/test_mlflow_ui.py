@@ -39,10 +39,10 @@ def _browser():
 
 
 @pytest.fixture(scope="module")
-def store(micro_run):
+def store(request):
     if os.environ.get("MINTRL_UI_STORE"):
         return Path(os.environ["MINTRL_UI_STORE"])
-    return micro_run / "results" / "mlflow.db"
+    return request.getfixturevalue("micro_run") / "results" / "mlflow.db"
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,9 @@ def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store
         opts.add_argument(flag)
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
     try:
-        # the experiment opens on its runs (not MLflow 3's GenAI view), the teacher among them
-        driver.get(f"{ui}/#/experiments/{exp.experiment_id}")
+        # the README's link opens the experiment on its runs (MLflow 3.17 defaults to its GenAI
+        # view, a per-browser setting; workflowType picks "Model training"), the teacher too
+        driver.get(f"{ui}/#/experiments/{exp.experiment_id}?workflowType=machine_learning")
         wait = WebDriverWait(driver, 90)
         wait.until(lambda d: all(n in d.page_source for n in ("grpo-s0", "teacher", "base")))
         runs_shot = os.environ.get("MINTRL_UI_RUNS_SCREENSHOT")
