@@ -68,9 +68,11 @@ def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = (
         for split, values in m["splits"].items():
             step = m["iteration"] or 0
             for k, v in values.items():
+                if not isinstance(v, int | float):  # strict is None without reference steps
+                    continue
                 if k in TABLE_METRICS:  # as the tables show them: percent, short names
                     out.append((f"{TABLE_METRICS[k]}/{m['task']}/{split}", 100 * v, step))
-                elif isinstance(v, int | float):
+                else:
                     out.append((metric_key(m["task"], "eval", split, k), v, step))
     return out
 
