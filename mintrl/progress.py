@@ -6,8 +6,11 @@ from __future__ import annotations
 import io
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # tqdm loads when a bar is made: `import mintrl` stays standard-library only
+    from tqdm import tqdm
+
 
 # Seconds between progress lines in a log file (MINTRL_PROGRESS_S overrides).
 LOG_INTERVAL_S = float(os.environ.get("MINTRL_PROGRESS_S", "30"))
@@ -43,6 +46,8 @@ def progress(iterable=None, *, desc: str, total: int | None = None, unit: str = 
     """``tqdm(iterable)`` with the project's settings: on stderr, refreshed every second on a
     terminal; in a log a new line every ``LOG_INTERVAL_S`` (30 s), and none at all for a loop
     done within 10 s or the interval (a quick call inside an iteration leaves the log alone)."""
+    from tqdm import tqdm
+
     tty = sys.stderr.isatty()
     disable = disable or int(os.environ.get("RANK", "0")) > 0  # one bar per segment, not per rank
     quiet_s = min(10.0, LOG_INTERVAL_S)
