@@ -345,19 +345,21 @@ def segment_ends(spec: RunSpec, stop: int = 0) -> list[int]:
                    *cut_off})
 
 
-def flat_spec(spec) -> dict[str, Any]:
-    """A run spec as one flat dict, nested keys dotted (``sampling.temperature``)."""
+def dotted(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested dict as one flat dict, nested keys dotted (``sampling.temperature``)."""
     out: dict[str, Any] = {}
-
-    def walk(prefix: str, value: Any) -> None:
+    for key, value in data.items():
+        name = f"{prefix}{key}"
         if isinstance(value, dict):
-            for k, v in value.items():
-                walk(f"{prefix}.{k}" if prefix else str(k), v)
+            out |= dotted(value, name + ".")
         else:
-            out[prefix] = value
-
-    walk("", spec.model_dump())
+            out[name] = value
     return out
+
+
+def flat_spec(spec) -> dict[str, Any]:
+    """A run spec as one flat dict (``dotted``)."""
+    return dotted(spec.model_dump())
 
 
 def single_knobs(specs: dict[str, dict], reference: str | None) -> dict[str, dict[str, float]]:

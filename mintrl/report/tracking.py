@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mintrl.config.runs import dotted
+
 # No usage reporting from a research pipeline (and most clusters have no internet anyway).
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -28,14 +30,8 @@ KIND_TAG = "mlflow.experimentKind"  # MLflow 3 opens an experiment on the view i
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
     """Nested dict -> {"a.b.c": "value"} (MLflow params are flat strings)."""
-    out: dict[str, str] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out |= flatten(value, name + ".")
-        else:
-            out[name] = json.dumps(value) if isinstance(value, list) else str(value)
-    return out
+    return {k: json.dumps(v) if isinstance(v, list) else str(v)
+            for k, v in dotted(data, prefix).items()}
 
 
 def config_hash(params: dict[str, str]) -> str:
