@@ -15,6 +15,12 @@ class UserError(Exception):
     """Input the user can fix (a missing file, a bad argument): one line, exit code 2."""
 
 
+# The options most stages share, explained once.
+CONFIG_HELP = "the config file (the workflow passes results/config/resolved.yaml)"
+RUN_HELP = "run name, as `python -m mintrl.config --check CONFIG` lists them"
+TASK_HELP = "task name (a key under `tasks` in the config)"
+THREADS_HELP = "torch threads (default: the config's `threads`)"
+
 USER_ERRORS = (UserError, ConfigError, SandboxUnavailable, FileNotFoundError)
 
 

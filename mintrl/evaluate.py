@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, THREADS_HELP, command_line
 from mintrl.config import load_config
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_json, write_table
@@ -30,8 +30,7 @@ from mintrl.tasks import Problem
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.evaluate", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
     ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
     ap.add_argument("--prompts", nargs="+", required=True, type=Path,
                     help="problem files (Parquet or JSONL with the problems schema)")
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs one engine spans (the job's `tp` resource)")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     ap.add_argument("--run", help="run name recorded in metrics.json (for summaries)")
     ap.add_argument("--iteration", type=int, help="RL iteration of the checkpoint (0: none)")
     args = ap.parse_args(argv)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, THREADS_HELP, command_line
 from mintrl.config import load_config
 from mintrl.engine import load_engine
 from mintrl.engine.base import Sampling
@@ -32,8 +32,7 @@ from mintrl.tasks import Problem
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.filter", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
     ap.add_argument("--checkpoint", required=True, help="the base policy")
     ap.add_argument("--prompts", required=True, type=Path, help="training split (Parquet)")
     ap.add_argument("--out", required=True, type=Path, help="filtered prompts (Parquet)")
@@ -42,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engine", help="generation engine (default: the config's rl.engine)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs one engine spans (the job's `tp` resource)")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg.threads)

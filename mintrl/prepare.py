@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, TASK_HELP, command_line
 from mintrl.config import TaskSpec, load_config
 from mintrl.datasets import LoadReport
 from mintrl.splits import (
@@ -34,9 +34,8 @@ from mintrl.tasks import get_task
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.prepare", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
-    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
+    ap.add_argument("--task", required=True, help=TASK_HELP)
     ap.add_argument("--out", required=True, type=Path, help="folder for <split>.parquet")
     ap.add_argument("--source", type=Path, nargs="+", help="dataset task: what to read (the "
                     "training parts in the config's order, or with --split that benchmark's)")

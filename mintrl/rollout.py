@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, TASK_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import write_table
@@ -30,17 +30,16 @@ from mintrl.schemas import ROLLOUTS
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.rollout", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
     ap.add_argument("--run", required=True,
                     help="run name (see python -m mintrl.config --check)")
-    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
+    ap.add_argument("--task", required=True, help=TASK_HELP)
     ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
     ap.add_argument("--prompts", required=True, help="training prompts (Parquet)")
     ap.add_argument("--iteration", type=int, default=1,
                     help="RL iteration (1-based): seeds the prompt choice and sampling")
     ap.add_argument("--out", required=True, type=Path, help="rollouts Parquet file")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     spec = run.spec_for(args.task)

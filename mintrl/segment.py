@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, RUN_HELP, TASK_HELP, THREADS_HELP, command_line
 
 T_START = time.perf_counter()  # segment.json's start-up share counts the imports
 
@@ -23,11 +23,9 @@ from pathlib import Path  # noqa: E402
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.segment", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
-    ap.add_argument("--run", required=True,
-                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
-    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
+    ap.add_argument("--run", required=True, help=RUN_HELP)
+    ap.add_argument("--task", required=True, help=TASK_HELP)
     ap.add_argument("--start", type=int, required=True, help="first iteration (1-based)")
     ap.add_argument("--end", type=int, required=True, help="last iteration")
     ap.add_argument("--init", type=Path, required=True, help="checkpoint after iteration start-1")
@@ -44,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
     ap.add_argument("--tensor-parallel", type=int, default=1,
                     help="vLLM: GPUs the policy's engine spans (the job's `tp` resource)")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     argv = sys.argv[1:] if argv is None else argv
     # torchrun would take `--run` for its own `--run-path`: launchers pass "--" before our
     # arguments, which some Python versions keep

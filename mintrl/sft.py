@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, RUN_HELP, TASK_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
 from mintrl.training.sft import (
     run_sft,
@@ -26,18 +26,16 @@ from mintrl.training.sft import (
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.sft", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
-    ap.add_argument("--run", required=True,
-                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
-    ap.add_argument("--task", required=True, help="task name (a key under `tasks` in the config)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
+    ap.add_argument("--run", required=True, help=RUN_HELP)
+    ap.add_argument("--task", required=True, help=TASK_HELP)
     ap.add_argument("--teacher", type=Path, required=True, help="intervention policy checkpoint")
     ap.add_argument("--init", type=Path, required=True, help="policy to fine-tune (the base)")
     ap.add_argument("--prompts", type=Path, required=True, help="training prompts (Parquet)")
     ap.add_argument("--out", type=Path, required=True,
                     help="folder for model/, samples.parquet, metrics.json")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     torch.set_num_threads(args.threads or cfg.threads)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, command_line
 from mintrl.config import load_config
 from mintrl.config.runs import resolve_runs, split_lab_model
 from mintrl.io import write_json
@@ -33,8 +33,7 @@ from mintrl.report.tracking import git_commit, log_run
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.track", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
     ap.add_argument("--run", required=True, help="a run of the config, a lab's base or "
                     "teacher ('base', 'teacher-lab1', ...), or 'summary-<target>' (a run "
                     "holding that target's tables and plots)")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import CONFIG_HELP, RUN_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
 from mintrl.io import read_table
 from mintrl.schemas import ROLLOUTS
@@ -27,10 +27,8 @@ from mintrl.training.one_iteration import (
 
 def main(argv: list[str] | None = None) -> None:
     ap = command_line("python -m mintrl.train", __doc__)
-    ap.add_argument("--config", required=True,
-                    help="the config file (the workflow passes results/config/resolved.yaml)")
-    ap.add_argument("--run", required=True,
-                    help="run name, as `python -m mintrl.config --check CONFIG` lists them")
+    ap.add_argument("--config", required=True, help=CONFIG_HELP)
+    ap.add_argument("--run", required=True, help=RUN_HELP)
     ap.add_argument("--init", type=Path, required=True, help="policy that sampled the rollouts")
     ap.add_argument("--init-optim", type=Path, help="optimizer state of the previous iteration")
     ap.add_argument("--rollouts", type=Path, required=True, help="rollouts Parquet file")
@@ -45,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
                     "(OPD needs it; MENTOR logs its KL)")
     ap.add_argument("--task", help="the task the rollouts are from (its `rl` keys apply)")
     ap.add_argument("--device", help="cpu or cuda (default: the config's `device`)")
-    ap.add_argument("--threads", type=int, help="torch threads (default: the config's `threads`)")
+    ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     spec = run.spec_for(args.task) if args.task else run.spec
