@@ -159,11 +159,12 @@ def answer_keys_in(base) -> dict[str, str]:
     repo = Path(__file__).resolve().parents[1]
     files = {"results/data/intfn/hard.parquet": "PAR1 hidden tests",
              "results/models/intfn/teacher/model.safetensors": "weights",
-             "home/.ssh/id_rsa": "SECRET KEY", "repo/README.md": "# a checkout"}
+             "home/.ssh/id_rsa": "SECRET KEY"}
     for rel, text in files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text(text)
-    shutil.copy(repo / "README.md", base / "repo" / "README.md")
+    (base / "repo").mkdir(exist_ok=True)
+    shutil.copy(repo / "README.md", base / "repo" / "README.md")  # a checkout's own README
     for p in [base, *base.rglob("*")]:
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     return {"repo": str(base / "repo"), "results": str(base / "results"),
