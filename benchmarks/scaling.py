@@ -51,7 +51,7 @@ def plot(rows: list[dict], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mintrl.report.plots import row_colours
+    from mintrl.report.colours import row_colours
 
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     colours = row_colours([r.split("-s")[0] for r in RUNS])

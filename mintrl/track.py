@@ -25,6 +25,7 @@ from mintrl.io import write_json
 from mintrl.report.run_metrics import (
     collect_metrics,
     inspector_pages,
+    run_colour,
     run_params,
     run_span,
 )
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
                 "git_commit": git_commit(), **length,
                 "iterations_done": max((json.loads(p.read_text())["end"] for p in args.segments),
                                        default=0)}  # rl.iterations is the planned length
+    tags["mlflow.runColor"] = run_colour(runs, args.run)  # MLflow's UI reads this tag
     tables = {f"{p.stem}.json": pd.read_csv(p) for p in args.artifacts
               if p.name in ("table.csv", "table_stats.csv")}  # the summary's tables
     summary = log_run(cfg.tracking_uri, cfg.experiment, args.run, params=params, tags=tags,

@@ -5,7 +5,8 @@ download). As root on Debian/Ubuntu the README's test command installs them
 (tests/system_packages.py), so there a missing browser fails; elsewhere the test skips, saying
 why. Set MINTRL_UI_SCREENSHOT=path to keep the screenshot, MINTRL_UI_STORE=path/to/mlflow.db to
 look at another store (MINTRL_UI_RUNS=a,b: the two runs to compare there;
-MINTRL_UI_RUNS_SCREENSHOT=path keeps the experiment's runs page)."""
+MINTRL_UI_RUNS_SCREENSHOT=path keeps the experiment's runs page, MINTRL_UI_TABLE_SCREENSHOT=path
+the runs table with its Pass@1 columns)."""
 
 import json
 import os
@@ -68,45 +69,94 @@ def ui(store):
     proc.wait(30)
 
 
-def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store, ui, tmp_path):
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
     webdriver = _browser()
-    from mlflow.tracking import MlflowClient
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    client = MlflowClient(f"sqlite:///{store}")
-    exp = client.get_experiment_by_name("mintrl")
-    runs = {r.info.run_name: r.info.run_id for r in client.search_runs([exp.experiment_id])}
-    pair = os.environ.get("MINTRL_UI_RUNS", "grpo-s0,mintrl-proxy").split(",")  # another store's
-    ids = [runs[pair[0]], runs[pair[1]]]
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
+                 "--disable-component-update", "--disable-sync", "--window-size=1600,1000",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    try:
-        # the README's link opens the experiment on its runs (MLflow 3.17 defaults to its GenAI
-        # view, a per-browser setting; workflowType picks "Model training"), the teacher too
-        driver.get(f"{ui}/#/experiments/{exp.experiment_id}?workflowType=machine_learning")
-        wait = WebDriverWait(driver, 90)
-        wait.until(lambda d: all(n in d.page_source for n in ("grpo-s0", "teacher", "base")))
-        runs_shot = os.environ.get("MINTRL_UI_RUNS_SCREENSHOT")
-        if runs_shot:
-            driver.save_screenshot(runs_shot)
-        driver.get(f"{ui}/#/compare-runs?runs={json.dumps(ids)}"
-                   f"&experiments={json.dumps([exp.experiment_id])}")
-        wait = WebDriverWait(driver, 90)
-        wait.until(lambda d: pair[0] in d.page_source and pair[1] in d.page_source)
-        # a chart (Plotly's) of a metric the two runs share, named on the page
-        shared = (set(client.get_run(ids[0]).data.metrics)
-                  & set(client.get_run(ids[1]).data.metrics))
-        wait.until(lambda d: d.find_elements("css selector", ".js-plotly-plot"))
-        wait.until(lambda d: any(k in d.page_source for k in shared))
-        shot = Path(os.environ.get("MINTRL_UI_SCREENSHOT", tmp_path / "compare.png"))
-        driver.save_screenshot(str(shot))
-        assert shot.stat().st_size > 10_000
-    finally:
-        driver.quit()
+    drv = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield drv
+    drv.quit()
+
+
+def _experiment(store):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{store}")
+    exp = client.get_experiment_by_name("mintrl")
+    return client, exp, {r.info.run_name: r for r in client.search_runs([exp.experiment_id])}
+
+
+def test_the_compare_view_of_two_runs_shows_their_names_and_a_metric_chart(store, ui, driver,
+                                                                            tmp_path):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    client, exp, runs = _experiment(store)
+    pair = os.environ.get("MINTRL_UI_RUNS", "grpo-s0,mintrl-proxy").split(",")  # another store's
+    ids = [runs[pair[0]].info.run_id, runs[pair[1]].info.run_id]
+    # the README's link opens the experiment on its runs (MLflow 3.17 defaults to its GenAI
+    # view, a per-browser setting; workflowType picks "Model training"), the teacher too
+    driver.get(f"{ui}/#/experiments/{exp.experiment_id}?workflowType=machine_learning")
+    wait = WebDriverWait(driver, 90)
+    wait.until(lambda d: all(n in d.page_source for n in ("grpo-s0", "teacher", "base")))
+    runs_shot = os.environ.get("MINTRL_UI_RUNS_SCREENSHOT")
+    if runs_shot:
+        driver.save_screenshot(runs_shot)
+    driver.get(f"{ui}/#/compare-runs?runs={json.dumps(ids)}"
+               f"&experiments={json.dumps([exp.experiment_id])}")
+    wait.until(lambda d: pair[0] in d.page_source and pair[1] in d.page_source)
+    # a chart (Plotly's) of a metric the two runs share, named on the page
+    shared = (set(client.get_run(ids[0]).data.metrics)
+              & set(client.get_run(ids[1]).data.metrics))
+    wait.until(lambda d: d.find_elements("css selector", ".js-plotly-plot"))
+    wait.until(lambda d: any(k in d.page_source for k in shared))
+    shot = Path(os.environ.get("MINTRL_UI_SCREENSHOT", tmp_path / "compare.png"))
+    driver.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+
+
+def test_columns_pass1_put_each_runs_table_numbers_in_the_runs_table(store, ui, driver):
+    """The README's "To see a table": Columns, search pass1/, tick them; every run's row then
+    shows its Pass@1 (percent) per task and split, as the results tables do."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _, exp, runs = _experiment(store)
+    driver.get(f"{ui}/#/experiments/{exp.experiment_id}?workflowType=machine_learning")
+    wait = WebDriverWait(driver, 90)
+    wait.until(lambda d: "grpo-s0" in d.page_source)
+    wait.until(lambda d: d.find_elements(By.XPATH, "//button[normalize-space()='Columns']"))
+    driver.find_element(By.XPATH, "//button[normalize-space()='Columns']").click()
+    search = wait.until(lambda d: d.find_element(By.XPATH,
+                                                 "//input[@placeholder='Search columns']"))
+    search.send_keys("pass1/")
+    title = "//span[contains(@class,'tree-title')][starts-with(normalize-space(.),'pass1/')]"
+    names = [t.text for t in wait.until(lambda d: d.find_elements(By.XPATH, title))]
+    for name in names:
+        driver.find_element(By.XPATH, f"{title}[normalize-space(.)='{name}']/ancestor::div"
+                            "[contains(@class,'treenode')]//span[contains(@class,'checkbox')]"
+                            ).click()
+    search.send_keys(Keys.ESCAPE)
+    cells = "div[role=gridcell][col-id^='metrics.`pass1/']"
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, cells)) >= len(runs) - 1)
+    shot = os.environ.get("MINTRL_UI_TABLE_SCREENSHOT")
+    if shot:
+        driver.save_screenshot(shot)
+    by_id = {r.info.run_id: r for r in runs.values()}
+    seen = 0
+    for cell in driver.find_elements(By.CSS_SELECTOR, cells):
+        run = by_id[cell.find_element(By.XPATH, "./ancestor::div[@role='row']"
+                                      ).get_attribute("row-id")]
+        key = cell.get_attribute("col-id").removeprefix("metrics.").strip("`")
+        if key in run.data.metrics:  # the summary run has no Pass@1 of its own
+            assert float(cell.text) == pytest.approx(run.data.metrics[key], abs=0.01), key
+            seen += 1
+    assert set(names) >= {"pass1/arith/easy", "pass1/arith/hard"} and seen >= len(runs) - 1

@@ -105,7 +105,8 @@ def test_an_ablation_on_one_task_has_only_that_tasks_columns(tmp_path):
 def test_each_method_keeps_its_colour_and_the_figures_are_written(tmp_path):
     import pandas as pd
 
-    from mintrl.report.plots import FIXED, plot_curves, plot_pass1, row_colours
+    from mintrl.report.colours import FIXED, row_colours
+    from mintrl.report.plots import plot_curves, plot_pass1
 
     a = row_colours(["grpo", "C8", "mintrl-const", "C32"])
     b = row_colours(["mintrl-const", "C8", "grpo", "C32"])

@@ -13,13 +13,13 @@ def _log(uri, metrics, params=None, name="grpo-s0"):
 
 def test_logging_twice_keeps_one_point_per_key_and_step(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    first = _log(uri, [("arith/rollout/reward", 0.1, 1), ("arith/rollout/reward", 0.2, 2)])
-    again = _log(uri, [("arith/rollout/reward", 0.1, 1), ("arith/rollout/reward", 0.2, 2),
-                       ("arith/rollout/reward", 0.3, 3)])  # a resumed run adds iteration 3
+    first = _log(uri, [("rollout/arith/reward", 0.1, 1), ("rollout/arith/reward", 0.2, 2)])
+    again = _log(uri, [("rollout/arith/reward", 0.1, 1), ("rollout/arith/reward", 0.2, 2),
+                       ("rollout/arith/reward", 0.3, 3)])  # a resumed run adds iteration 3
     assert first["new_metrics"] == 2 and again["new_metrics"] == 1
     assert again["run_id"] == first["run_id"]
     (run,) = read_runs(uri, "exp")
-    assert run["metrics"]["arith/rollout/reward"] == [(1, 0.1), (2, 0.2), (3, 0.3)]
+    assert run["metrics"]["rollout/arith/reward"] == [(1, 0.1), (2, 0.2), (3, 0.3)]
     assert run["tags"]["method"] == "grpo" and run["params"]["rl.lr"] == "2e-05"
     assert run["name"] == "grpo-s0"
 

@@ -109,17 +109,20 @@ def test_mlflow_holds_base_and_the_grpo_run_with_iteration_steps(finished_run):
     assert grpo["params"]["rl.group_size"] == "4"
     # where a run stops is a tag, not a param: extending it continues the same MLflow run
     assert grpo["tags"]["rl.iterations"] == "4" and "rl.iterations" not in grpo["params"]
-    assert [s for s, _ in grpo["metrics"]["arith/rollout/reward"]] == [1, 2, 3, 4]
+    assert [s for s, _ in grpo["metrics"]["rollout/arith/reward"]] == [1, 2, 3, 4]
     assert [s for s, _ in grpo["metrics"]["pass1/intfn/hard"]] == [0, 2, 4]
     assert [s for s, _ in runs["base"]["metrics"]["pass1/arith/easy"]] == [0]
     assert grpo["tags"]["iterations_done"] == "4" and "rl.beta2" not in grpo["params"]
     assert grpo["tags"]["group"] == "main" and grpo["tags"]["row"] == "grpo"
+    # MLflow's UI draws each run in the colour its tag names: no two alike, GRPO as in the plots
+    colours = [r["tags"]["mlflow.runColor"] for r in runs.values()]
+    assert len(set(colours)) == len(colours) and grpo["tags"]["mlflow.runColor"] == "#1f77b4"
     assert {"table.md", "reward.png", "table.json"} <= set(runs["summary-main"]["artifacts"])
     assert "inspector" in runs["mintrl-proxy"]["artifacts"]  # rollout pages per iteration
-    assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["arith/coverage/semi"]] == [1, 2]
+    assert [s for s, _ in runs["mintrl-proxy"]["metrics"]["coverage/arith/semi"]] == [1, 2]
     # SFT+GRPO's SFT compute is logged with its run, before RL (step 0)
-    assert [s for s, _ in runs["sft-grpo"]["metrics"]["arith/sft/time/total"]] == [0]
-    assert [s for s, _ in runs["mentor"]["metrics"]["arith/mentor/guided_token_share"]] == [1, 2]
+    assert [s for s, _ in runs["sft-grpo"]["metrics"]["sft/arith/time/total"]] == [0]
+    assert [s for s, _ in runs["mentor"]["metrics"]["mentor/arith/guided_token_share"]] == [1, 2]
 
 
 def test_the_other_baselines_run_through_the_same_dag(finished_run):

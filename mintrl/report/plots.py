@@ -14,14 +14,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mintrl.io import atomic_path  # noqa: E402
+from mintrl.report.colours import row_colours  # noqa: E402
 from mintrl.report.stats import benchmark_order  # noqa: E402
-
-# The paper's methods keep their colour in every figure; other rows take the palette in order.
-FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo": "#ff7f0e",
-         "opd": "#2ca02c", "mentor": "#9467bd", "mintrl-proxy": "#e377c2",
-         "mintrl-const": "#d62728", "corrections-only": "#8c564b"}
-PALETTE = ["#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#f7b6d2",
-           "#c49c94", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
 NEAR_ZERO = 3.0  # Pass@1 (%) under which a bar gets its value written on it
 
@@ -36,13 +30,6 @@ CURVES = [("rollout/reward", "training reward (MInTRL: corrected rollouts includ
           ("intervention/offpolicy_token_frac", "off-policy tokens", "share of semi tokens"),
           ("intervention/rate", "intervention rate", "share of semi rollouts"),
           ("rollout/response_len", "response length", "tokens")]
-
-
-def row_colours(rows: list[str]) -> dict[str, str]:
-    out, free = {}, iter(PALETTE * 4)
-    for r in rows:
-        out[r] = FIXED.get(r) or next(free)
-    return out
 
 
 def plot_pass1(stats: pd.DataFrame, rows: list[str], out: Path) -> None:

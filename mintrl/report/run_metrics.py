@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 from mintrl.config import Config
-from mintrl.config.runs import Run
+from mintrl.config.runs import Run, split_lab_model
 from mintrl.methods import METHOD_KEYS, get_method, spec_keys
+from mintrl.report.colours import FIXED, row_colours, shade
 from mintrl.report.tracking import flatten
 
 # Evaluation metrics logged as the results tables show them: percent, ``pass1/<task>/<split>``,
@@ -41,27 +42,49 @@ def run_params(cfg: Config, run: Run | None, lab_seed: int = 0
     return params, {k: params.pop(k) for k in LENGTH_PARAMS if k in params}
 
 
+def run_colour(runs: dict[str, Run], name: str) -> str:
+    """The run's colour in MLflow (tag ``mlflow.runColor``): its row's colour in the report's
+    figures, a shade lighter for each seed pair of the row before it; a lab's base or teacher
+    in its role's colour, shaded by lab seed; a summary run dark grey."""
+    if lab := split_lab_model(name):
+        return shade(FIXED[lab[0]], lab[1])
+    if name not in runs:
+        return "#444444"
+    run = runs[name]
+    pairs = sorted((r.lab_seed, r.seed) for r in runs.values() if r.entry == run.entry)
+    colours = row_colours(list(dict.fromkeys(r.entry for r in runs.values())))
+    return shade(colours[run.entry], pairs.index((run.lab_seed, run.seed)))
+
+
 def metric_key(*parts: str) -> str:
     """MLflow allows [A-Za-z0-9_-. /:] in names: ``pass@1`` becomes ``pass_at_1``."""
     return re.sub(r"[^A-Za-z0-9_\-. /:]", "_", "/".join(parts).replace("@", "_at_"))
 
 
+def _kind_first(key: str, task: str) -> tuple[str, ...]:
+    """A segment's ``rollout/reward`` on ``task`` -> (rollout, task, reward)."""
+    kind, _, name = key.partition("/")
+    return (kind, task, name) if name else ("train", task, kind)
+
+
 def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = ()
                     ) -> list[tuple[str, float, int]]:
-    """(key, value, step) from segment, evaluation and SFT-stage files; keys start with the
-    task. SFT metrics (SFT+GRPO's supervised stage, before RL) are at step 0."""
+    """(key, value, step) from segment, evaluation and SFT-stage files. Every key is
+    ``<kind>/<task>/<name>`` (``rollout/arith/reward``, ``pass1/arith/hard``): MLflow's charts
+    fall into one section per kind, each comparing the tasks. SFT metrics (SFT+GRPO's
+    supervised stage, before RL) are at step 0."""
     out = []
     for path in sft:
         m = json.loads(path.read_text())
-        out += [(metric_key(m["task"], "sft", k), v, 0) for k, v in m.items()
+        out += [(metric_key("sft", m["task"], k), v, 0) for k, v in m.items()
                 if isinstance(v, int | float) and not isinstance(v, bool)]
     for path in segments:
         seg = json.loads(path.read_text())
         task = seg["task"]
         for it in seg["iterations"]:
-            out += [(metric_key(task, k), v, it["iteration"]) for k, v in it.items()
-                    if k != "iteration" and isinstance(v, int | float)]
-        out += [(metric_key(task, "startup", k), v, seg["end"]) for k, v in seg["startup"].items()
+            out += [(metric_key(*_kind_first(k, task)), v, it["iteration"])
+                    for k, v in it.items() if k != "iteration" and isinstance(v, int | float)]
+        out += [(metric_key("startup", task, k), v, seg["end"]) for k, v in seg["startup"].items()
                 if isinstance(v, int | float)]
     for path in evals:
         m = json.loads(path.read_text())
@@ -73,7 +96,7 @@ def collect_metrics(segments: list[Path], evals: list[Path], sft: list[Path] = (
                 if k in TABLE_METRICS:  # as the tables show them: percent, short names
                     out.append((f"{TABLE_METRICS[k]}/{m['task']}/{split}", 100 * v, step))
                 else:
-                    out.append((metric_key(m["task"], "eval", split, k), v, step))
+                    out.append((metric_key("eval", m["task"], split, k), v, step))
     return out
 
 
