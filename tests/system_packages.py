@@ -14,8 +14,11 @@ import shutil
 import subprocess
 import sys
 
-# command -> Debian package: the sandbox's non-root mode; the browser the MLflow UI test drives
-PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium", "chromedriver": "chromium-driver"}
+# command -> Debian package: the sandbox's non-root mode; the browser the MLflow UI test drives;
+# the single-node SLURM cluster of the SLURM test (tests/slurm_cluster.py)
+PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium", "chromedriver": "chromium-driver",
+            "slurmctld": "slurmctld", "slurmd": "slurmd", "slurmdbd": "slurmdbd",
+            "sbatch": "slurm-client", "munged": "munge", "mariadbd": "mariadb-server"}
 
 
 def _install(packages: list[str]) -> bool:
