@@ -132,3 +132,15 @@ def test_mlflow_runs_carry_their_methods_params_the_table_and_open_on_runs(tmp_p
     grpo = run_params(load_config(config), named["grpo-s0"])[0]
     assert "rl.clip_eps" in grpo and "rl.beta2" not in grpo and "rl.n_semi" not in grpo
     assert "run.method" not in grpo and grpo["rl.method"] == "grpo"
+
+
+def test_every_run_of_the_default_config_has_its_own_mlflow_colour():
+    # the default config has ~90 rows (sweeps, ablations): more than any palette
+    from mintrl.config import load_config
+    from mintrl.config.runs import resolve_runs
+    from mintrl.report.run_metrics import run_colour
+
+    runs = resolve_runs(load_config("config/config.yaml"), "config/config.yaml")
+    colours = [run_colour(runs, name) for name in [*runs, "base", "teacher", "teacher-lab1"]]
+    assert len(runs) > 50 and len(set(colours)) == len(colours)
+    assert run_colour(runs, "grpo-s0") == "#1f77b4"  # the figures' GRPO blue

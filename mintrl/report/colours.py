@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import colorsys
+
 # The paper's methods keep their colour in every figure; other rows take the palette in order.
 FIXED = {"base": "#7f7f7f", "teacher": "#222222", "grpo": "#1f77b4", "sft-grpo": "#ff7f0e",
          "opd": "#2ca02c", "mentor": "#9467bd", "mintrl-proxy": "#e377c2",
@@ -11,10 +13,18 @@ PALETTE = ["#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#f
 
 
 def row_colours(rows: list[str]) -> dict[str, str]:
-    out, free = {}, iter(PALETTE * 4)
+    """Each row's colour: the paper's methods their own, the next rows the palette, then hues
+    a golden angle apart (a config may have hundreds of rows: every one differs)."""
+    out: dict[str, str] = {}
+    free = iter(PALETTE)
     for r in rows:
-        out[r] = FIXED.get(r) or next(free)
+        out[r] = FIXED.get(r) or next(free, None) or _hue(len(out))
     return out
+
+
+def _hue(i: int) -> str:
+    r, g, b = colorsys.hsv_to_rgb((i * 0.618033988749895) % 1.0, 0.65, 0.55 + 0.3 * (i % 2))
+    return f"#{round(255 * r):02x}{round(255 * g):02x}{round(255 * b):02x}"
 
 
 def shade(colour: str, k: int) -> str:
