@@ -28,8 +28,8 @@ def _hue(i: int) -> str:
 
 
 def shade(colour: str, k: int) -> str:
-    """``colour`` (#rrggbb) moved a third of the way to white ``k`` times: the k-th seed pair
-    of a row keeps the row's hue but is told apart from the others (MLflow's run colours)."""
+    """``colour`` (#rrggbb) moved a third of the way to white ``k mod 3`` times: a row's
+    seed pairs keep its hue but are told apart (MLflow's run colours; configs run 3 pairs)."""
     rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
     for _ in range(k % 3):
         rgb = [c + (255 - c) // 3 for c in rgb]
