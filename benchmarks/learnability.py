@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from mintrl.config import load_config
 from mintrl.io import write_json
@@ -42,6 +43,25 @@ def scratch_lab(work: Path) -> None:
             raise SystemExit(f"{src}: missing; run the main command (snakemake --cores 2) first")
         shutil.copytree(src, work / "results" / part, copy_function=shutil.copy2,
                         dirs_exist_ok=True)
+
+
+def main_rows_config(config: Path, work: Path, tuned: dict | None = None) -> Path:
+    """The config with its ablation entries dropped (``work/config.yaml``): the probe
+    continues main-table rows only, and an ablation group may end where a longer main run
+    keeps no checkpoint (the control group stops at 12). ``tuned`` overrides the `tuned:`
+    block's values per row."""
+    cfg = yaml.safe_load(config.read_text())  # anchors resolved
+    cfg["runs"] = [r for r in cfg["runs"] if "group" not in r]
+    kept = {r.get("name", r["method"]) for r in cfg["runs"]}
+    for block in (cfg.get("tune", {}).get("grids", {}), cfg.get("tuned", {})):
+        for name in set(block) - kept:
+            del block[name]
+    for row, values in (tuned or {}).items():
+        cfg.setdefault("tuned", {}).setdefault(row, {}).update(values)
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "config.yaml"
+    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return out
 
 
 def run_in_scratch(work: Path, config: Path, targets: list[str], iterations: int,
@@ -86,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     targets = [f"results/eval/{t}/{r}/iter_{args.iterations}/metrics.json"
                for t in tasks for r in runs.values()]
     t0 = time.perf_counter()
-    run_in_scratch(args.work, Path(args.config), targets, args.iterations, args.cores)
+    config = main_rows_config(Path(args.config), args.work)
+    run_in_scratch(args.work, config, targets, args.iterations, args.cores)
     seconds = time.perf_counter() - t0
     report = {"date": time.strftime("%Y-%m-%d"), "iterations": args.iterations,
               "seconds": seconds, "command": f"python benchmarks/learnability.py --iterations "
