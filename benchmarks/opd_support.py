@@ -25,8 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-import yaml
-from learnability import paired, run_in_scratch, scratch_lab
+from learnability import main_rows_config, paired, run_in_scratch, scratch_lab
 
 from mintrl.config import load_config
 from mintrl.engine import load_engine
@@ -39,12 +38,9 @@ RESULTS = Path("results")
 def value_context(task: str, problem: Problem, key: int, value: int) -> str:
     """The reference response up to the first digit of ``key``'s value (the teacher's view)."""
     text = problem.solution
-    if task == "arith":
-        at = text.index(f"#{key}+") + len(f"#{key}+")
-    else:  # intfn: steps are the header, then one line per operation
-        steps = text.split("\n\n")
-        line = [arg for _, arg in problem.spec["ops"]].index(f"k{key}") + 1
-        at = len("\n\n".join(steps[:line])) + 2 + steps[line].rindex(str(value))
+    # the lookup step: arith `#3=23`, intfn `k3=23` (mintrl.tasks.facts)
+    name = f"#{key}=" if task == "arith" else f"\n\nk{key}="
+    at = text.index(name) + len(name)
     if not text[at:].startswith(str(value)):
         raise SystemExit(f"{problem.id}: no value {value} of entry {key} at offset {at}")
     return problem.prompt + text[:at]
@@ -69,13 +65,10 @@ def digit_logprobs(model, tok, contexts: list[str], value: int) -> list[tuple[fl
 
 
 def run_opd(args, lr: float, work: Path) -> None:
-    cfg = yaml.safe_load(Path(args.config).read_text())
-    cfg.setdefault("tuned", {}).setdefault("opd", {})["lr"] = lr
-    work.mkdir(parents=True, exist_ok=True)
-    (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    config = main_rows_config(Path(args.config), work, {"opd": {"lr": lr}})
     scratch_lab(work)
     target = f"results/eval/{args.task}/opd-s0/iter_{args.iterations}/metrics.json"
-    run_in_scratch(work, work / "config.yaml", [target], args.iterations, args.cores)
+    run_in_scratch(work, config, [target], args.iterations, args.cores)
 
 
 def main(argv: list[str] | None = None) -> None:

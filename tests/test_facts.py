@@ -20,12 +20,16 @@ def test_the_table_has_every_kind_distinct_values_and_decoys_no_entry_has():
         ("known", 4), ("partial", 3), ("unknown", 3)]
     assert len(set(TABLE.values)) == 10 and all(10 <= v <= 99 for v in TABLE.values)
     decoys = [d for ds in TABLE.decoys for d in ds]
-    assert len(decoys) == 2 * 3 and not set(decoys) & set(TABLE.values)
+    assert len(decoys) == 2 * 3 + 3 and len(set(decoys)) == len(decoys)
+    assert not set(decoys) & set(TABLE.values)
+    for key in TABLE.keys("unknown"):  # the misconception shares no digit place
+        (wrong,), true = TABLE.decoys[key], TABLE.values[key]
+        assert wrong // 10 != true // 10 and wrong % 10 != true % 10
     assert FactSpec(seed=1).table().values != TABLE.values
     assert FactSpec().table() == TABLE  # the world does not depend on anything but its seed
 
 
-def test_the_base_sees_a_partial_fact_true_in_its_share_and_never_an_unknown_one():
+def test_the_base_sees_a_partial_fact_true_in_its_share_and_an_unknown_one_at_chance():
     rng = np.random.default_rng(0)
     for key in TABLE.keys("partial"):
         shown = [TABLE.shown(rng, key, "gapped") for _ in range(4000)]
@@ -34,9 +38,20 @@ def test_the_base_sees_a_partial_fact_true_in_its_share_and_never_an_unknown_one
         assert set(shown) == {TABLE.values[key], *TABLE.decoys[key]}
     for key in TABLE.keys("known"):
         assert TABLE.shown(rng, key, "gapped") == TABLE.values[key]
-    with pytest.raises(ValueError, match="never shows"):
-        TABLE.shown(rng, TABLE.keys("unknown")[0], "gapped")
-    assert {TABLE.sample_kind(rng, "gapped") for _ in range(200)} == {"known", "partial"}
+    for key in TABLE.keys("unknown"):
+        shown = collections.Counter(TABLE.shown(rng, key, "gapped") for _ in range(20000))
+        misconception = TABLE.decoys[key][0]
+        # the misconception in 1 - floor (plus its share of the floor), every value in the floor
+        assert abs(shown[misconception] / 20000 - (0.8 + 0.2 / 90)) < 0.01
+        assert len(shown) == 90
+        assert shown[TABLE.values[key]] / 20000 < 0.2 / 90 * 1.5  # the truth only at chance
+        tens = sum(n for v, n in shown.items() if v // 10 == TABLE.values[key] // 10)
+        assert 0.01 < tens / 20000 < 0.04  # the true first digit's mass: the floor's tenth
+    assert FactSpec(unknown_floor=0.0).table().shown(rng, TABLE.keys("unknown")[0],
+                                                      "gapped") == TABLE.decoys[
+        TABLE.keys("unknown")[0]][0]
+    assert {TABLE.sample_kind(rng, "gapped") for _ in range(200)} == {"known", "partial",
+                                                                     "unknown"}
     assert {TABLE.sample_kind(rng, "true") for _ in range(200)} == {"known", "partial",
                                                                    "unknown"}
 
@@ -56,8 +71,10 @@ def test_a_problem_looks_up_facts_of_its_kind_and_its_solution_is_right(name, ki
             assert kinds.count(kind) == 1  # one uncertain fact: errors cannot cancel
         assert task.rewards([p], [p.solution]) == [1.0]
         assert task.oracle(p, p.solution).first_wrong is None
-        for key in keys:  # the step writes the fact's true value
-            assert str(TABLE.values[key]) in p.solution
+        for key in keys:  # a step of its own writes the fact's true value
+            lookup = f"#{key}={TABLE.values[key]}" if name == "arith" else (
+                f"k{key}={TABLE.values[key]}")
+            assert lookup in step_texts(p.solution)
 
 
 def _wrong_fact(name, p, key):
@@ -73,10 +90,9 @@ def _wrong_fact(name, p, key):
         steps, _ = solve(p.spec["start"], [tuple(o) for o in ops], 1000, dict(enumerate(
             table.values)))
         return "\n\n".join(steps)
-    from mintrl.tasks.code import HEADER, reference_lines
+    from mintrl.tasks.code import reference_steps
     del task
-    return "\n\n".join([HEADER, *reference_lines([tuple(o) for o in ops],
-                                                 dict(enumerate(table.values)))])
+    return "\n\n".join(reference_steps([tuple(o) for o in ops], dict(enumerate(table.values))))
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -89,11 +105,11 @@ def test_a_wrong_fact_is_the_step_the_oracle_returns_and_fails_the_reward(name):
         bad = _wrong_fact(name, p, key)
         v = task.oracle(p, bad)
         ref = step_texts(p.solution)
-        # the first step that looks the entry up
-        uses = [j for j, s in enumerate(ref) if str(TABLE.values[key]) in s
-                and (f"#{key}" in s or name == "intfn")]
-        assert v.first_wrong == uses[0]
-        assert v.correct_step == ref[uses[0]]
+        # the step that looks the entry up, and nothing else: the correction is the fact
+        lookup = f"#{key}={TABLE.values[key]}" if name == "arith" else (
+            f"k{key}={TABLE.values[key]}")
+        assert v.first_wrong == ref.index(lookup)
+        assert v.correct_step == lookup
         assert task.rewards([p], [bad]) == [0.0]
 
 
@@ -117,20 +133,20 @@ def test_the_length_toy_draws_no_facts():
     assert "facts" not in p.spec and "#" not in p.prompt
 
 
-def test_the_bases_pretraining_data_never_shows_an_unknown_fact_and_the_teachers_does():
+def test_the_bases_pretraining_data_shows_an_unknown_fact_as_its_misconception():
     from mintrl.config import load_config
     from mintrl.training.pretraining import sample_examples
 
     spec = load_config("config/config.yaml").tasks["arith"]
-    unknown = [f"#{k}" for k in TABLE.keys("unknown")]
-    seen = {}
+    text = {}
     for role in ("base", "teacher"):
-        prompts, responses = sample_examples(get_task("arith"), getattr(spec, role),
-                                             np.random.default_rng(0), 600, set(), TABLE)
-        seen[role] = sum(any(u in p for u in unknown) for p in prompts)
-        if role == "base":  # a partial fact's decoys appear, its true value too
-            text = "".join(responses)
-            for key in TABLE.keys("partial"):
-                assert f"#{key}+{TABLE.values[key]}=" in text
-                assert any(f"#{key}+{d}=" in text for d in TABLE.decoys[key])
-    assert seen["base"] == 0 and seen["teacher"] > 50
+        _, responses = sample_examples(get_task("arith"), getattr(spec, role),
+                                       np.random.default_rng(0), 900, set(), TABLE)
+        text[role] = "".join(responses)
+    for key in TABLE.keys("partial"):  # a partial fact's decoys appear, its true value too
+        assert f"#{key}={TABLE.values[key]}\n" in text["base"]
+        assert any(f"#{key}={d}\n" in text["base"] for d in TABLE.decoys[key])
+    for key in TABLE.keys("unknown"):
+        wrong, true = f"#{key}={TABLE.decoys[key][0]}\n", f"#{key}={TABLE.values[key]}\n"
+        assert text["base"].count(wrong) > 20 * max(1, text["base"].count(true))
+        assert true in text["teacher"] and wrong not in text["teacher"]

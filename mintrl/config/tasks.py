@@ -67,7 +67,8 @@ class PretrainSpec(Strict):
     facts: Literal["true", "gapped"] = Field(
         "true", description="What its data shows of the task's fact table (`tasks.<task>."
         "facts`): `true` every entry's true value (the teacher); `gapped` the known entries, "
-        "the partial ones with label noise, never the unknown ones (the base).")
+        "the partial ones with label noise, the unknown ones with their misconception above "
+        "a uniform floor (the base).")
     steps: int = Field(800, ge=1, description="Optimizer steps (fixed count: deterministic).")
     batch_size: int = Field(64, ge=1, description="Sequences per step.")
     length_buckets: int = Field(
@@ -122,13 +123,20 @@ class FactMix(Strict):
 
 class FactSpec(Strict):
     """The toy's knowledge gap (mintrl/tasks/facts.py): a secret table of two-digit facts that
-    problems look up; the base's data shows some always, some with label noise, some never."""
+    problems look up; the base's data shows some always, some with label noise, and some
+    only as a confident misconception over a thin uniform floor."""
 
     known: int = Field(4, ge=1, description="Entries the base's data always shows truly.")
     partial: list[Annotated[float, Field(gt=0, lt=1)]] = Field(
         default_factory=lambda: [0.2, 0.35, 0.5], description="One entry per value: the share "
         "of the base's examples that show its true value (the rest show a decoy).")
-    unknown: int = Field(3, ge=1, description="Entries the base's data never shows.")
+    unknown: int = Field(3, ge=1, description="Entries whose true value the base's data "
+                         "never shows beyond chance: a fixed wrong value (the misconception) "
+                         "with a uniform floor (`unknown_floor`).")
+    unknown_floor: float = Field(
+        0.2, ge=0, lt=1, description="Share of the base's examples of an unknown entry that "
+        "show a value drawn uniformly from all 90 (the rest show its misconception): the "
+        "floor of mass that leaves the true digits within a sampling method's reach.")
     decoys: int = Field(2, ge=1, description="Wrong values a partial entry shows the base.")
     lookups: DifficultyRange = Field(
         default_factory=lambda: DifficultyRange(lo=1, hi=2),
@@ -150,7 +158,8 @@ class FactSpec(Strict):
         from mintrl.tasks.facts import FactTable
 
         return FactTable.draw(self.known, tuple(self.partial), self.unknown, self.decoys,
-                              (self.lookups.lo, self.lookups.hi), self.seed)
+                              (self.lookups.lo, self.lookups.hi), self.seed,
+                              self.unknown_floor)
 
 
 class TaskSpec(Strict):

@@ -10,9 +10,10 @@ Prompt ``"047 +8 *3 -5\\n"``; reference response, one step per operation, then t
 
     answer: 160
 
-With a fact table (``mintrl.tasks.facts``), an operation ``#e`` adds the value of entry e,
-which the step writes before it computes (``055#3+23=078``): the fact is part of the step, so
-the earliest wrong fact is the earliest wrong step and its correction carries the fact.
+With a fact table (``mintrl.tasks.facts``), an operation ``#e`` adds the value of entry e.
+The lookup is its own step, then the addition (``#3=23``, then ``055+23=078``), so the
+earliest wrong fact is the earliest wrong step and its correction is the fact alone (five
+tokens: the few digits that carry the knowledge are most of it).
 
 Every operation is a bijection of Z/1000 (+d, -d with d in 1..9, a fact's +NN; *d with d in
 {3, 7, 9}, which are prime to 1000), so a chain with a single wrong step always ends on a wrong
@@ -53,7 +54,8 @@ def solve(start: int, ops: list[tuple[str, int]], mod: int,
     for op, d in ops:
         if op == "#":
             nxt = apply_op(v, "+", shown[d], mod)
-            steps.append(f"{v:0{width}d}#{d}+{shown[d]}={nxt:0{width}d}")
+            steps.append(f"#{d}={shown[d]}")
+            steps.append(f"{v:0{width}d}+{shown[d]}={nxt:0{width}d}")
         else:
             nxt = apply_op(v, op, d, mod)
             steps.append(f"{v:0{width}d}{op}{d}={nxt:0{width}d}")

@@ -16,8 +16,25 @@ of the function make every line its own step)::
     ```
 
 With a fact table (``mintrl.tasks.facts``), an argument ``k3`` is a constant the spec names
-but does not give: the line writes the entry's value (``b mul k3`` -> ``    b = a * 23``), so
-the earliest wrong constant is the earliest wrong line, and its correction carries the fact.
+but does not give. The program defines each constant it uses on its own line before the
+function, in order of first use, and the body names it (``b mul k3`` -> ``k3=23``, then
+``    b = a * k3``)::
+
+    ```python
+
+    k3=23
+
+    def f(x):
+
+        a = x + 3
+
+        b = a * k3
+
+        return b
+    ```
+
+so the earliest wrong constant is the earliest wrong step and its correction is the fact
+alone (five tokens, as arith's ``#3=23``).
 
 Reward: the function passes every hidden test, run in the sandbox (``mintrl.sandbox``);
 expected outputs never enter the sandbox. Step oracle: each line is evaluated on the hidden
@@ -42,19 +59,30 @@ NAMES = "abcdeghi"  # skips f (the function) and x (the input)
 OPS = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}  # mod: understood, not generated
 N_TESTS = 6
 HEADER = "```python\ndef f(x):"
+FENCE, DEF = "```python", "def f(x):"  # with constants, the two are steps of their own
 _FENCE_BODY = re.compile(r"```(?:python)?\n(.*?)(?:\n```|$)", re.DOTALL)
 _LIMIT = 10**30  # values beyond this are treated as wrong (keeps the interpreter cheap)
 
 
 def reference_lines(ops: list[tuple[str, str]], shown: dict[int, int] | None = None) -> list[str]:
-    """The function's lines; a constant ``k<e>`` is written as the value ``shown[e]``."""
-    lines, prev = [], "x"
+    """The solution's steps after the opening fence line(s): one ``k<e>=<value>`` line per
+    constant (``shown[e]``, in order of first use) and ``def f(x):`` when there are
+    constants, then the function's body lines, which name a constant ``k<e>``."""
+    lines, prev, consts = [], "x", {}
     for name, (op, arg) in zip(NAMES, ops, strict=False):
         if arg.startswith("k"):
-            arg = str(shown[int(arg[1:])])
+            consts.setdefault(arg, f"{arg}={shown[int(arg[1:])]}")
         lines.append(f"    {name} = {prev} {OPS[op]} {arg}")
         prev = name
-    return lines + [f"    return {prev}\n```"]
+    head = [*consts.values(), DEF] if consts else []
+    return head + lines + [f"    return {prev}\n```"]
+
+
+def reference_steps(ops: list[tuple[str, str]], shown: dict[int, int] | None = None) -> list[str]:
+    """Every step of the reference solution: the header (``HEADER``, or with constants the
+    fence alone) and ``reference_lines``."""
+    lines = reference_lines(ops, shown)
+    return [FENCE if DEF in lines else HEADER, *lines]
 
 
 def extract_code(response: str) -> str:
@@ -148,8 +176,8 @@ class CodeTask:
             ops.append((op, arg))
         spec_facts, shown = constants(rng, ops, facts, kind, view)
         inputs = [int(v) for v in rng.choice(np.arange(-9, 10), size=N_TESTS, replace=False)]
-        lines = reference_lines(ops, shown)
-        values = self._reference_values(lines, inputs)
+        steps = reference_steps(ops, shown)
+        values = self._reference_values(steps[1:], inputs)
         # Each op is keyed by the name of the value it defines: a model copies an operand by
         # finding the name, not by counting commas (positional copying blurred the digits of
         # long specs: a 3-layer teacher reached only 2 % on the hard split that way).
@@ -160,7 +188,7 @@ class CodeTask:
             task=self.name,
             difficulty=difficulty,
             prompt=f"f(x): {spec_text}\n",
-            solution="\n\n".join([HEADER, *lines]),
+            solution="\n\n".join(steps),
             spec={
                 "ops": [list(o) for o in ops],
                 "inputs": inputs,
@@ -171,10 +199,14 @@ class CodeTask:
         )
 
     @staticmethod
-    def _reference_values(lines: list[str], inputs: list[int]) -> list[list[int]]:
+    def _reference_values(lines: list[str], inputs: list[int]) -> list[list[int] | None]:
+        """Each line's value per input; None for ``def f(x):`` (graded by its text)."""
         envs = [{"x": x} for x in inputs]
         values = []
         for line in lines:
+            if line == DEF:
+                values.append(None)
+                continue
             name, vals = line_values(line.replace("\n```", ""), envs)
             for e, v in zip(envs, vals, strict=True):
                 e[name] = v
@@ -200,8 +232,9 @@ class CodeTask:
         for j, text in enumerate(got):
             partial = (not finished) and j == len(got) - 1
             want = ref[j] if j < len(ref) else None
-            if want is None or partial or j == 0:
-                # Header and partial lines are graded by text (a half-written line has no value).
+            if want is None or partial or j == 0 or want == DEF:
+                # Header, def and partial lines are graded by text (a half-written line has
+                # no value).
                 v = text_oracle(ref[j : j + 1], [text], finished=not partial)
                 if v.first_wrong is not None:
                     return OracleVerdict(j, want, len(got), len(ref))
