@@ -29,17 +29,22 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "cost), "
      "the toy's training step on emulated AMD and Intel processors under each MKL branch, "
      "and the first pins' measurement (MKL at AVX2) on an AMD EPYC, kept for the record: its "
-     "pinned digests are not those an Intel Xeon computes with the same pins.",
-     ["cpu_numerics.md", "cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md"]),
+     "pinned digests are not those an Intel Xeon computes with the same pins. "
+     "`cpu_vendor_real_amd.md`: the current pins on a real AMD EPYC give the Xeon's digests.",
+     ["cpu_numerics.md", "cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md",
+      "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
-     "with label noise, or never saw, at the same problem lengths for every split. "
-     "`toy_lab.md` checks the lab against its targets after the main command; "
+     "with label noise, or holds a misconception about (one fixed wrong value over a uniform "
+     "floor), at the same problem lengths for every split. "
+     "`toy_lab_issue23_800steps.md` checks the current default's lab against its targets "
+     "(arith base easy misses 90 %); `toy_lab.md` is the previous design's (unknown facts "
+     "never shown, the fact inside the arithmetic step), on which the figures below were made; "
      "`learnability.md` runs GRPO and OPD from the base for longer than the main command; "
      "`opd_support_arith.md` shows, digit by digit, why OPD does not learn the hard split; "
      "`toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in which it does.",
      ["toy_lab.md", "learnability.md", "opd_support_arith.md",
-      "toy_broad_prior_prototype.md"]),
+      "toy_broad_prior_prototype.md", "toy_lab_issue23_800steps.md"]),
     ("The main command",
      "`main_table.md` is the main command on the fact toy with issue 25's defaults and tuned "
      "values, on one (lab seed, RL seed) pair, with what each MInTRL update did "
