@@ -72,6 +72,39 @@ def test_each_python_environment_builds_its_own_deepspeed_ops(tmp_path):
     assert list(Path(extensions_dir()).glob("deepspeed_shm_comm*/*.so"))
 
 
+def test_a_build_killed_midway_does_not_hang_later_segments(tmp_path):
+    """A JIT build of the shared-memory op that was killed leaves torch's ``lock`` file in
+    its folder; the next process joining a group must start anyway (before: it waited on
+    that file forever), and leave no lock behind."""
+    import os
+    import shutil
+
+    from mintrl.training.distributed import extensions_dir
+
+    folder = tmp_path / "ext"
+    built = Path(extensions_dir()) / "deepspeed_shm_comm"
+    if built.is_dir():  # a build already made here: only the lock's effect is tested
+        shutil.copytree(built, folder / "deepspeed_shm_comm")
+    (folder / "deepspeed_shm_comm").mkdir(parents=True, exist_ok=True)
+    (folder / "deepspeed_shm_comm" / "lock").write_text("")
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(folder)}
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                "TORCHELASTIC_RUN_ID"):
+        env.pop(key, None)
+    code = ("from mintrl.training.trainer import init_distributed\n"
+            "import torch.distributed as dist\n"
+            "init_distributed('cpu'); print('world', dist.get_world_size())")
+    try:
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process waited on the dead build's lock file")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "world 1" in res.stdout
+    assert not list(folder.glob("*/lock"))
+    assert list(folder.glob("deepspeed_shm_comm/*.so"))
+
+
 @pytest.mark.parametrize("run", ["grpo-s0", "mentor", "mintrl-proxy"])
 def test_a_two_rank_segment_writes_one_run(tmp_path, tokenizer, run):
     """Every prompt of each iteration sampled once across the ranks (MENTOR's guided and

@@ -35,6 +35,34 @@ def extensions_dir(prefix: str = sys.prefix) -> str:
     return os.path.join(cache, "torch_extensions", f"mintrl-{key}")
 
 
+def load_shared_memory_op(directory: str | None = None) -> None:
+    """Build or load DeepSpeed's CPU shared-memory allreduce op once per process, before
+    ``deepspeed.init_distributed`` asks for it.
+
+    torch's JIT build guards a build with a bare ``lock`` file that only its builder removes:
+    a build killed midway (a Snakemake job cancelled, a Ctrl-C) leaves it, and every later
+    process waits on it forever. Here the build runs under an ``fcntl`` lock on
+    ``<directory>/mintrl.lock``, which the kernel drops when its holder dies; holding it, a
+    leftover ``lock`` file can only be a dead builder's and is removed. DeepSpeed caches the
+    loaded op per process, so its own call later returns it without touching the files; the
+    lock is released before any process group is made (ranks wait on each other there).
+    """
+    import fcntl
+
+    from deepspeed.comm.torch import build_shm_op
+
+    directory = directory or os.environ.get("TORCH_EXTENSIONS_DIR") or extensions_dir()
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "mintrl.lock"), "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        try:
+            for stale in Path(directory).glob("*/lock"):
+                stale.unlink(missing_ok=True)
+            build_shm_op()
+        finally:
+            fcntl.flock(guard, fcntl.LOCK_UN)
+
+
 def world() -> int:
     return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 

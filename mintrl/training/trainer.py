@@ -24,6 +24,7 @@ from mintrl.training.batching import MicroBatch, pack, plan_minibatches, rank_sh
 from mintrl.training.diagnostics import gradient_parts, stability_c, update_stats
 from mintrl.training.distributed import (
     extensions_dir,
+    load_shared_memory_op,
     loss_scale,
     shared_atomic_path,
     sum_floats,
@@ -48,6 +49,8 @@ def init_distributed(device: str) -> None:
     a port, whatever MASTER_PORT the shell happens to export (or a parent process set)."""
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", extensions_dir())
     import deepspeed
+
+    load_shared_memory_op()
 
     launched = ("TORCHELASTIC_RUN_ID" in os.environ
                 or int(os.environ.get("WORLD_SIZE", "1")) > 1)
