@@ -98,23 +98,44 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--work", type=Path, default=RESULTS / "learnability",
                     help="scratch working directory (a copy of the lab)")
+    ap.add_argument("--tasks", help="comma-separated tasks (default: every toy task)")
+    ap.add_argument("--rows", default=",".join(row for row, _ in PROBE),
+                    help="comma-separated probe rows (grpo, opd)")
+    ap.add_argument("--set", dest="overrides", action="append", default=[],
+                    metavar="ROW.KEY=VALUE", help="a tuned value changed for a diagnostic "
+                    "run, e.g. opd.lr=3e-4 (repeatable); not the protocol's choice")
+    ap.add_argument("--name", default="learnability",
+                    help="report name: results/benchmarks/<name>.{md,json}")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
-    tasks = [t for t in sorted(cfg.tasks) if cfg.tasks[t].kind == "toy"]
-    runs = {row: f"{row}-s0" for row, _ in PROBE}
+    tasks = (args.tasks.split(",") if args.tasks else
+             [t for t in sorted(cfg.tasks) if cfg.tasks[t].kind == "toy"])
+    probe = [(row, split) for row, split in PROBE if row in args.rows.split(",")]
+    runs = {row: f"{row}-s0" for row, _ in probe}
+    tuned: dict[str, dict] = {}
+    for item in args.overrides:
+        key, _, value = item.partition("=")
+        row, _, name = key.partition(".")
+        try:  # YAML 1.1 reads 3e-4 as a string
+            tuned.setdefault(row, {})[name] = float(value)
+        except ValueError:
+            tuned.setdefault(row, {})[name] = yaml.safe_load(value)
     scratch_lab(args.work)
     targets = [f"results/eval/{t}/{r}/iter_{args.iterations}/metrics.json"
                for t in tasks for r in runs.values()]
     t0 = time.perf_counter()
-    config = main_rows_config(Path(args.config), args.work)
+    config = main_rows_config(Path(args.config), args.work, tuned)
     run_in_scratch(args.work, config, targets, args.iterations, args.cores)
     seconds = time.perf_counter() - t0
+    command = " ".join(["python benchmarks/learnability.py", *(argv if argv is not None
+                                                              else sys.argv[1:])])
     report = {"date": time.strftime("%Y-%m-%d"), "iterations": args.iterations,
-              "seconds": seconds, "command": f"python benchmarks/learnability.py --iterations "
-              f"{args.iterations}", "tasks": {}}
+              "seconds": seconds, "command": command, "tuned_overrides": tuned, "tasks": {}}
     lines = [f"# Learnability probe: GRPO and OPD after {args.iterations} iterations", "",
              f"`{report['command']}` after the main command, {time.strftime('%Y-%m-%d')}: "
-             "seed 0, lab seed 0, the main table's protocol and tuned settings; Pass@1 (%) "
+             "seed 0, lab seed 0, the main table's protocol and tuned settings"
+             + (f" except {tuned} (a diagnostic, not the protocol's choice)" if tuned else "")
+             + "; Pass@1 (%) "
              "and the paired difference to the base on the same problems (32 samples × "
              "100 problems per split) [bootstrap 95 % interval over problems]. "
              f"Wall time {seconds / 60:.1f} min.", "",
@@ -123,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     for t in tasks:
         base = pd.read_parquet(RESULTS / "eval" / "lab" / t / "base" / "samples.parquet")
         report["tasks"][t] = {}
-        for row, split in PROBE:
+        for row, split in probe:
             run = pd.read_parquet(args.work / "results" / "eval" / t / runs[row]
                                   / f"iter_{args.iterations}" / "samples.parquet")
             cells = {s: paired(base, run, s) for s in cfg.tasks[t].eval_splits}
@@ -139,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     report["checks"] = dict(checks)
     lines += ["", *[f"- [{'x' if ok else ' '}] {label}" for label, ok in checks]]
     out = RESULTS / "benchmarks"
-    write_json(out / "learnability.json", report)
-    (out / "learnability.md").write_text("\n".join(lines) + "\n")
+    write_json(out / f"{args.name}.json", report)
+    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
