@@ -37,20 +37,28 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
      "with label noise, or holds a misconception about (one fixed wrong value over a uniform "
      "floor), at the same problem lengths for every split. "
-     "`toy_lab_issue23_800steps.md` checks the current default's lab against its targets "
-     "(arith base easy misses 90 %); `toy_lab.md` is the previous design's (unknown facts "
-     "never shown, the fact inside the arithmetic step), on which the figures below were made; "
-     "`learnability.md` runs GRPO and OPD from the base for longer than the main command; "
-     "`opd_support_arith.md` shows, digit by digit, why OPD does not learn the hard split; "
-     "`toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in which it does.",
-     ["toy_lab.md", "learnability.md", "opd_support_arith.md",
-      "toy_broad_prior_prototype.md", "toy_lab_issue23_800steps.md"]),
+     "`toy_lab.md` checks the default's lab against issue 23's targets (all met; measured on "
+     "an AMD EPYC); `learnability.md` runs GRPO and OPD from that base for 40 iterations; "
+     "`unknown_floor_arith.md` pre-trains bases with a wider floor to see whether OPD then "
+     "learns the hard split and what that costs the gap. "
+     "Earlier designs, kept for the record: `toy_lab_issue23_800steps.md` (the same design "
+     "with 800 base steps: arith easy missed 90 %); `toy_lab_74eb489.md` and "
+     "`learnability_74eb489.md` (unknown facts never shown, the fact inside the arithmetic "
+     "step); `opd_support_arith.md` shows, digit by digit, why OPD did not learn that toy's "
+     "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
+     "which it did.",
+     ["toy_lab.md", "learnability.md", "unknown_floor_arith.md", "toy_lab_issue23_800steps.md",
+      "toy_lab_74eb489.md", "learnability_74eb489.md", "opd_support_arith.md",
+      "toy_broad_prior_prototype.md"]),
     ("The main command",
-     "`main_table.md` is the main command on the fact toy with issue 25's defaults and tuned "
-     "values, on one (lab seed, RL seed) pair, with what each MInTRL update did "
-     "(`run_diagnostics_*.md`) and the pools' coverage by kind of fact "
-     "(`coverage_by_kind_*.md`), and item 4's wrong-correction control over 3 pairs "
-     "(`wrong_corrections.md`); `main_table_74eb489.md` the same command before them; "
+     "`main_table.md` is the main command on the default toy (issue 23's design) with issue "
+     "25's defaults and the values tuned on the previous toy, one (lab seed, RL seed) pair, "
+     "timed on an AMD EPYC, with what each MInTRL update did (`run_diagnostics_<task>.md`) "
+     "and the pools' coverage by kind of fact (`coverage_by_kind_<task>.md`). "
+     "`main_table_a4de815.md` is the same command on the previous fact toy (Intel Xeon), with "
+     "the same diagnostics of its runs (`*_a4de815.md`) and item 4's wrong-correction control "
+     "over 3 pairs (`wrong_corrections.md`); `main_table_74eb489.md` the same command before "
+     "issue 25's settings; "
      "`pair_spread_fact_toy.md` how far a second pair moved each cell (earlier settings); "
      "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "
      "rollout equal. "
@@ -60,7 +68,10 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
      ["main_table.md", "run_diagnostics_arith.md", "run_diagnostics_intfn.md",
-      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "wrong_corrections.md",
+      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_a4de815.md",
+      "run_diagnostics_arith_a4de815.md", "run_diagnostics_intfn_a4de815.md",
+      "coverage_by_kind_arith_a4de815.md", "coverage_by_kind_intfn_a4de815.md",
+      "wrong_corrections.md",
       "main_table_74eb489.md",
       "pair_spread_fact_toy.md", "refactor_check_issue24.md",
       "main_table_length_toy.md", "pair_spread.md",
