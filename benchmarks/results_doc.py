@@ -40,14 +40,17 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`toy_lab.md` checks the default's lab against issue 23's targets (all met; measured on "
      "an AMD EPYC); `learnability.md` runs GRPO and OPD from that base for 40 iterations; "
      "`unknown_floor_arith.md` pre-trains bases with a wider floor to see whether OPD then "
-     "learns the hard split and what that costs the gap. "
+     "learns the hard split and what that costs the gap; `learnability_opd_lr*.md` run OPD "
+     "at larger learning rates on the default lab (a diagnostic on the reported splits, not a "
+     "tuning): the step size, not the toy, held OPD back. "
      "Earlier designs, kept for the record: `toy_lab_issue23_800steps.md` (the same design "
      "with 800 base steps: arith easy missed 90 %); `toy_lab_74eb489.md` and "
      "`learnability_74eb489.md` (unknown facts never shown, the fact inside the arithmetic "
      "step); `opd_support_arith.md` shows, digit by digit, why OPD did not learn that toy's "
      "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
      "which it did.",
-     ["toy_lab.md", "learnability.md", "unknown_floor_arith.md", "toy_lab_issue23_800steps.md",
+     ["toy_lab.md", "learnability.md", "unknown_floor_arith.md", "learnability_opd_lr1e-4.md",
+      "learnability_opd_lr3e-4.md", "toy_lab_issue23_800steps.md",
       "toy_lab_74eb489.md", "learnability_74eb489.md", "opd_support_arith.md",
       "toy_broad_prior_prototype.md"]),
     ("The main command",
