@@ -34,15 +34,19 @@ PROBE = (("grpo", "medium"), ("opd", "hard"))
 LAB = ("data", "models", "eval/lab", "filter")  # what the probe reuses of the main command
 
 
-def scratch_lab(work: Path) -> None:
-    """A copy of the main command's lab (splits, models, the base's evaluation, filtered
-    prompts), modification times kept so that Snakemake finds it up to date."""
-    for part in LAB:
-        src = RESULTS / part
+def scratch_lab(work: Path, parts: tuple[str, ...] = LAB) -> None:
+    """A copy of the main command's lab (by default: splits, models, the base's evaluation,
+    filtered prompts; ``parts`` are folders or files under results/), modification times kept
+    so that Snakemake finds it up to date."""
+    for part in parts:
+        src, dst = RESULTS / part, work / "results" / part
         if not src.exists():
             raise SystemExit(f"{src}: missing; run the main command (snakemake --cores 2) first")
-        shutil.copytree(src, work / "results" / part, copy_function=shutil.copy2,
-                        dirs_exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, copy_function=shutil.copy2, dirs_exist_ok=True)
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
 
 
 def main_rows_config(config: Path, work: Path, tuned: dict | None = None) -> Path:

@@ -24,7 +24,6 @@ import mintrl  # noqa: F401
 # isort: split
 import argparse
 import json
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +32,7 @@ import pandas as pd
 import torch
 import toy_lab
 import yaml
-from learnability import main_rows_config, paired, run_in_scratch
+from learnability import main_rows_config, paired, run_in_scratch, scratch_lab
 
 from mintrl.engine import load_engine
 from mintrl.io import write_json
@@ -45,14 +44,8 @@ def floor_lab(task: str, floor: float, config: Path, work: Path) -> Path:
     """A scratch lab for one floor: the main command's splits and teacher of ``task`` (their
     modification times kept, so Snakemake reuses them) and a config of that task alone, its
     unknown floor set. Returns the config's path."""
-    for part in (f"data/{task}", f"models/{task}/teacher", f"eval/lab/{task}/teacher"):
-        src = RESULTS / part
-        if not src.exists():
-            raise SystemExit(f"{src}: missing; run the main command (snakemake --cores 2) first")
-        shutil.copytree(src, work / "results" / part, copy_function=shutil.copy2,
-                        dirs_exist_ok=True)
-    shutil.copy2(RESULTS / "models" / task / "teacher.json",
-                 work / "results" / "models" / task / "teacher.json")
+    scratch_lab(work, (f"data/{task}", f"models/{task}/teacher", f"models/{task}/teacher.json",
+                       f"eval/lab/{task}/teacher"))
     path = main_rows_config(config, work)
     cfg = yaml.safe_load(path.read_text())
     cfg["tasks"] = {task: cfg["tasks"][task]}
