@@ -52,3 +52,27 @@ use rule summarize as summarize_knobs with:
         order=PIPELINE.summary_order,
         out=subpath(output.table, parent=True),
         knobs="--knobs",
+
+
+# The paper's claims (config/claims.yaml, fixed before the sweep), decided from every run of
+# the sweep at its last evaluation.
+rule claims_verdicts:
+    input:
+        evals=PIPELINE.scope_evaluations("sweep"),
+        claims="config/claims.yaml",
+    output:
+        md=report("results/summary/claims/verdicts.md", caption="../report/claims.rst",
+                  category="claims"),
+        csv="results/summary/claims/verdicts.csv",
+    log:
+        "results/logs/summarize/claims.log",
+    benchmark:
+        "results/benchmarks/rules/summarize/claims.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    params:
+        config=CONFIG_FILE,
+        out=subpath(output.md, parent=True),
+    shell:
+        "python -m mintrl.claims --config {params.config} --claims {input.claims} "
+        "--evals {input.evals} --out {params.out} > {log} 2>&1"
