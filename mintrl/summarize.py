@@ -12,12 +12,13 @@ evaluations' per-sample files. The base and teacher rows average over the lab se
 table's runs start from (``base``, ``base-lab1``, ...). A row's difference to the base pairs
 each run with the base of its own lab seed, problem by problem, before averaging: the lab's
 noise is in both and cancels. Writes ``table.{md,csv}`` (Pass@1, and its difference to the
-base; best per column in bold), ``quality.md`` (strict
-correctness and step accuracy: on the toy, Pass@1 alone can hide what was learned),
-``table_stats.csv`` (every statistic, long format), ``runs.md`` (one row per run),
-``evaluations.csv``, ``iterations.csv`` and the plots (``mintrl/report/plots.py``): ``pass1.png``,
-``reward.png``, ``curves.png`` (reward, coverage, off-policy share, intervention rate, length),
-``knobs.png`` with ``--knobs`` (an ablation's Pass@1 against each knob it varies alone).
+base; best per column in bold; each row's cost per iteration: rollout tokens, teacher tokens,
+FLOPs, ``mintrl/training/cost.py``), ``quality.md`` (strict correctness and step accuracy: on
+the toy, Pass@1 alone can hide what was learned), ``table_stats.csv`` (every statistic, long
+format), ``runs.md`` (one row per run), ``evaluations.csv``, ``iterations.csv`` and the plots
+(``mintrl/report/plots.py``): ``pass1.png``, ``reward.png``, ``curves.png`` (reward, coverage,
+off-policy share, intervention rate, length), ``knobs.png`` with ``--knobs`` (an ablation's
+Pass@1 against each knob it varies alone).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from mintrl.report.stats import benchmark_order
 from mintrl.report.tables import (
     SAMPLE_METRICS,
     VERSUS_ROWS,
+    cost_markdown,
+    cost_table,
     eval_records,
     iteration_records,
     problem_scores,
@@ -86,8 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     with atomic_path(args.out / "table.csv") as tmp:
         table.to_csv(tmp)
     versus = {row: versus_table(scores, "pass@1", row) for row in VERSUS_ROWS}
+    cost = cost_markdown(cost_table(iters, row_of, rows))
+    text = table_markdown(pass1, rows, versus) + (
+        "\nCost per iteration (the budget each row spent)\n\n" + cost if cost else "")
     with atomic_path(args.out / "table.md") as tmp:
-        tmp.write_text(table_markdown(pass1, rows, versus))
+        tmp.write_text(text)
     quality = "".join(
         f"{title} (%)\n\n" + stats_markdown(stats[stats["metric"] == m], rows) + "\n"
         for m, title in (("strict", "Strict correctness (every step right)"),
@@ -107,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_pass1(pass1, rows, args.out / "pass1.png")
     if args.knobs:
         plot_knobs(pass1, single_knobs(specs, reference), args.out / "knobs.png")
-    print(table_markdown(pass1, rows, versus), flush=True)
+    print(text, flush=True)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,12 @@ def test_main_job_trains_grpo_and_evaluates_each_kept_checkpoint(finished_run):
     assert list(table.columns) == ["arith/easy", "arith/medium", "arith/hard", "intfn/easy",
                                    "intfn/hard", "average"]
     assert (finished_run / "results" / "summary" / "main" / "reward.png").stat().st_size > 0
+    # beside quality, what each row spent: MInTRL's teacher wrote and read, GRPO's did not
+    md = (finished_run / "results/summary/main/table.md").read_text()
+    cost = md.split("Cost per iteration")[1]
+    grpo = next(ln for ln in cost.splitlines() if ln.startswith("| grpo |")).split(" | ")
+    mintrl = next(ln for ln in cost.splitlines() if ln.startswith("| mintrl-proxy |")).split(" | ")
+    assert grpo[2:4] == ["0", "0"] and mintrl[2] != "0" and mintrl[3] != "0"
 
 
 def test_mintrl_runs_semi_and_control_rollouts_until_the_cut_off(finished_run):

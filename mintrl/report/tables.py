@@ -263,6 +263,52 @@ def table_markdown(pass1: pd.DataFrame, order: list[str],
     return text
 
 
+# iterations.csv column -> (cost table header, scale): what a row spent per iteration
+COST_COLUMNS = {
+    "cost/rollout_tokens": ("rollout tokens", 1.0),
+    "cost/teacher_written_tokens": ("teacher-written tokens", 1.0),
+    "cost/teacher_read_tokens": ("teacher-read tokens", 1.0),
+    "cost/generation_flops": ("policy sampling GFLOPs", 1e-9),
+    "cost/train_flops": ("training GFLOPs", 1e-9),
+    "cost/teacher_flops": ("teacher GFLOPs", 1e-9),
+}
+COST_NOTE = ("Mean per iteration over a row's runs and iterations (mintrl/training/cost.py): "
+             "rollout tokens whoever wrote them; the tokens an intervener or a guiding teacher "
+             "wrote; the tokens the teacher read (corrections' prefixes, a model judge, "
+             "scoring); FLOPs at 2N a token for a forward pass and 6N for forward and backward "
+             "(N parameters), padding included: the policy's sampling, its update (the "
+             "pi_old pass, the training passes, a KL reference's), the teacher's. – : not "
+             "counted (a vLLM sampler or teacher).")
+
+
+def cost_table(iters: pd.DataFrame, row_of: dict[str, str], order: list[str]) -> pd.DataFrame:
+    """Rows (in ``order``, then the others) × COST_COLUMNS headers: the mean per iteration
+    over each row's runs and iterations; a row without a teacher has NaN teacher columns.
+    Empty when no iteration logged a cost (segments written before costs were counted)."""
+    cols = [c for c in COST_COLUMNS if c in iters]
+    if iters.empty or not cols:
+        return pd.DataFrame()
+    frame = iters.assign(row=iters["run"].map(lambda r: row_of.get(r, r)))
+    table = frame.groupby("row")[cols].mean()
+    table = table.mul([COST_COLUMNS[c][1] for c in cols]).rename(
+        columns={c: COST_COLUMNS[c][0] for c in cols})
+    ranked = [r for r in order if r in table.index] + sorted(set(table.index) - set(order))
+    return table.loc[ranked]
+
+
+def cost_markdown(table: pd.DataFrame) -> str:
+    """``cost_table`` as Markdown, with COST_NOTE below; "" for an empty table."""
+    if table.empty:
+        return ""
+    cols = list(table.columns)
+    lines = ["| row | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for row, values in table.iterrows():
+        cells = ["–" if pd.isna(v) else (f"{v:,.0f}" if "tokens" in c else f"{v:.2f}")
+                 for c, v in zip(cols, values, strict=True)]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + COST_NOTE + "\n"
+
+
 def results_table(evals: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Pass@1 in % at each run's latest evaluated iteration: rows runs, columns benchmarks."""
     table = latest(evals).pivot_table(index="run", columns="benchmark", values="pass@1") * 100

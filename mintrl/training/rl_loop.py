@@ -44,6 +44,7 @@ from mintrl.rollouts import (
     wrong_correction_share,
 )
 from mintrl.schemas import INTERVENTION, ROLLOUTS
+from mintrl.training.cost import TokenMeter, rollout_costs
 from mintrl.training.distributed import barrier, gather_objects, is_main, rank, shard, world
 from mintrl.training.trainer import (
     deepspeed_engine,
@@ -187,11 +188,16 @@ def run_iterations(job: SegmentJob) -> dict:
     judge, intervener = intervention_policies(spec, sampler, tokenizer, teacher, teacher_tok,
                                               done + 1)
     problems = load_problems(job.prompts)
+    meters = Meters(TokenMeter(engine.module),
+                    TokenMeter(ref_model) if ref_model is not None else None,
+                    TokenMeter(teacher.model) if hasattr(teacher, "model") else None,
+                    sampled=spec.engine != "vllm",
+                    teacher_elsewhere=teacher is not None and not hasattr(teacher, "model"))
     bar = progress(range(done + 1, job.end + 1), desc=f"segment {run.name}/{job.task}",
                    unit="iter")
     for it in bar:
         metrics = iterate(engine, sampler, tokenizer, problems, run, job, it, max_new,
-                          ref_model, judge, intervener, teacher)
+                          ref_model, judge, intervener, teacher, meters)
         if spec.engine == "vllm":  # the next iteration samples from the updated policy
             t_sync = time.perf_counter()
             sampler.load_weights(engine.module.state_dict())
@@ -311,10 +317,49 @@ def merged_rollouts(parts: list[tuple]) -> tuple:
     return df, times
 
 
+@dataclass
+class Meters:
+    """The token meters of a segment's models (``mintrl.training.cost``): the policy's, the
+    KL reference's and the teacher's (None where the run loads none). ``sampled``: the
+    policy's own module samples the rollouts (not vLLM), so the meter sees generation.
+    What no meter sees is left out of the metrics, not logged as 0."""
+
+    policy: TokenMeter
+    reference: TokenMeter | None
+    teacher: TokenMeter | None
+    sampled: bool
+    teacher_elsewhere: bool = False  # a teacher no meter sees (vLLM): its cost is not counted
+
+    def counts(self) -> dict:
+        return {k: m.counts() for k, m in (("policy", self.policy),
+                                           ("reference", self.reference),
+                                           ("teacher", self.teacher)) if m is not None}
+
+    def costs(self, start: dict, rolled: dict) -> dict[str, float]:
+        """``cost/…`` of the iteration so far, from the counts at its start and after its
+        rollouts (the update is what came since), summed over data-parallel ranks.
+        Generation: the policy's passes while rolling out; training: its passes in the
+        update plus the KL reference's; the teacher: every token it read (interventions, a
+        model judge, scoring)."""
+        out = {"cost/train_flops": self.policy.flops(rolled["policy"])
+               + (self.reference.flops(start["reference"]) if self.reference else 0.0)}
+        if self.sampled:
+            out["cost/generation_flops"] = self.policy.flops(start["policy"]) \
+                - self.policy.flops(rolled["policy"])
+        if self.teacher is not None:
+            out["cost/teacher_read_tokens"] = float(self.teacher.tokens(start["teacher"]))
+            out["cost/teacher_flops"] = self.teacher.flops(start["teacher"])
+        elif not self.teacher_elsewhere:  # no teacher this iteration: it cost nothing
+            out["cost/teacher_read_tokens"] = out["cost/teacher_flops"] = 0.0
+        ranks = gather_objects(out)
+        return {k: float(sum(r[k] for r in ranks)) for k in out}
+
+
 def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_model, judge,
-            intervener, teacher) -> dict:
+            intervener, teacher, meters: Meters | None = None) -> dict:
     """One iteration: rollouts (written first), then optimisation; returns its metrics."""
     t0 = time.perf_counter()
+    start = meters.counts() if meters else {}
     spec = run.spec_for(job.task)
     batch = select_prompts(problems, spec.prompts_per_iteration, run.seed, it)
     engine.module.eval()
@@ -324,6 +369,7 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
     df, times = iteration_rollouts(sampler, tokenizer, shard(batch), spec, run.name, it,
                                    Sampling.of(spec.sampling, max_new, seed), judge, intervener,
                                    teacher)
+    rolled = meters.counts() if meters else {}
     if world() > 1:
         df, times = merged_rollouts(gather_objects((df, times)))
     if is_main():
@@ -340,6 +386,8 @@ def iterate(engine, sampler, tokenizer, problems, run, job, it, max_new, ref_mod
                             iteration_seed(run.seed, it, 2), job.device, ref_model, c,
                             teacher_model=scorer, iteration=it)
     extra = {"intervention/const_c": c} if c is not None else {}  # else the trainer's
+    if meters:
+        extra |= rollout_costs(df) | meters.costs(start, rolled)
     mem = gather_objects(peak_memory())  # the largest rank's
     extra |= {k: max(m[k] for m in mem) for k in mem[0]}
     return {"iteration": it, **rollout_stats(df), **wrong_correction_share(times), **stats,

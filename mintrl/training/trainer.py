@@ -21,6 +21,7 @@ from mintrl.algo.objectives import LossInputs, Objective, get_objective
 from mintrl.algo.train_targets import rewards_of
 from mintrl.config import RunSpec
 from mintrl.training.batching import MicroBatch, pack, plan_minibatches, rank_share
+from mintrl.training.cost import diagnostic
 from mintrl.training.diagnostics import gradient_parts, stability_c, update_stats
 from mintrl.training.distributed import (
     extensions_dir,
@@ -274,9 +275,10 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
                          teacher_model, df, targets)
     t_parts = time.perf_counter()
-    parts = (first_minibatch_parts(engine, micro, len(plans[0]), rows_per_mini[0], objective,
-                                   ref, targets, spec, df, device)
-             if spec.gradient_parts else {})
+    with diagnostic():  # logged, not part of the method's update (nor of its cost)
+        parts = (first_minibatch_parts(engine, micro, len(plans[0]), rows_per_mini[0],
+                                       objective, ref, targets, spec, df, device)
+                 if spec.gradient_parts else {})
     t1 = time.perf_counter()
 
     engine.module.train()
@@ -305,8 +307,9 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
         stats["grad_norm"].append(grad_norm)
         stats["tokens"] += mb_tokens
     t2 = time.perf_counter()
-    moved = update_stats(engine, micro, ref, df, spec, device,
-                         lambda m, mb: forward_logprobs(m, mb, device)[0], targets)
+    with diagnostic():
+        moved = update_stats(engine, micro, ref, df, spec, device,
+                             lambda m, mb: forward_logprobs(m, mb, device)[0], targets)
     out = iteration_stats(stats, ref, len(plans), device) | parts | moved | {
         "time/old_logprobs": t_parts - t0, "time/gradient_parts": t1 - t_parts,
         "time/update": t2 - t1, "time/update_stats": time.perf_counter() - t2}

@@ -38,3 +38,22 @@ rule track_summary:
     shell:
         "python -m mintrl.track --config {params.config} --run summary-{wildcards.scope} "
         "--artifacts {input.artifacts} --out {output} > {log} 2>&1"
+
+
+# The claims' verdicts in MLflow beside the tables (run summary-claims).
+rule track_claims:
+    input:
+        artifacts=["results/summary/claims/verdicts.md", "results/summary/claims/verdicts.csv"],
+    output:
+        "results/tracking/summary-claims.json",
+    log:
+        "results/logs/track/summary-claims.log",
+    benchmark:
+        "results/benchmarks/rules/track/summary-claims.tsv"
+    conda:
+        "../envs/mintrl.yaml"
+    params:
+        config=CONFIG_FILE,
+    shell:
+        "python -m mintrl.track --config {params.config} --run summary-claims "
+        "--artifacts {input.artifacts} --out {output} > {log} 2>&1"
