@@ -103,3 +103,13 @@ def save_checkpoint(model, tokenizer, out: Path) -> None:
     with atomic_path(out) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+
+
+def write_files(out: Path, files: dict[str, str | pd.DataFrame]) -> None:
+    """Each file under ``out``, atomically: text as is, a frame as CSV without its index."""
+    for name, content in files.items():
+        with atomic_path(out / name) as tmp:
+            if isinstance(content, str):
+                tmp.write_text(content)
+            else:
+                content.to_csv(tmp, index=False)

@@ -29,7 +29,7 @@ import pandas as pd
 
 from mintrl.cli import command_line
 from mintrl.config.runs import single_knobs
-from mintrl.io import atomic_path
+from mintrl.io import atomic_path, write_files
 from mintrl.report.plots import plot_curves, plot_knobs, plot_pass1, plot_rewards
 from mintrl.report.stats import benchmark_order
 from mintrl.report.tables import (
@@ -92,22 +92,13 @@ def main(argv: list[str] | None = None) -> None:
     cost = cost_markdown(cost_table(iters, row_of, rows))
     text = table_markdown(pass1, rows, versus) + (
         "\nCost per iteration (the budget each row spent)\n\n" + cost if cost else "")
-    with atomic_path(args.out / "table.md") as tmp:
-        tmp.write_text(text)
     quality = "".join(
         f"{title} (%)\n\n" + stats_markdown(stats[stats["metric"] == m], rows) + "\n"
         for m, title in (("strict", "Strict correctness (every step right)"),
                          ("step_accuracy", "Step accuracy")))
-    with atomic_path(args.out / "quality.md") as tmp:
-        tmp.write_text(quality)
-    with atomic_path(args.out / "table_stats.csv") as tmp:
-        stats.to_csv(tmp, index=False)
-    with atomic_path(args.out / "runs.md") as tmp:
-        tmp.write_text(to_markdown(runs))
-    with atomic_path(args.out / "evaluations.csv") as tmp:
-        evals.to_csv(tmp, index=False)
-    with atomic_path(args.out / "iterations.csv") as tmp:
-        iters.to_csv(tmp, index=False)
+    write_files(args.out, {"table.md": text, "quality.md": quality, "runs.md": to_markdown(runs),
+                           "table_stats.csv": stats, "evaluations.csv": evals,
+                           "iterations.csv": iters})
     plot_rewards(iters, row_of, args.out / "reward.png")
     plot_curves(iters, row_of, args.out / "curves.png")
     plot_pass1(pass1, rows, args.out / "pass1.png")
