@@ -253,3 +253,22 @@ def test_each_method_is_compared_with_grpo_problem_by_problem_on_its_own_lab(tmp
                         {"grpo": vs})
     assert "Pass@1 minus grpo's of the same lab seed (pp)" in md
     assert versus_table(scores, "pass@1", "opd").empty  # no opd row: no table
+
+
+def test_a_difference_is_bold_only_when_its_interval_lies_above_zero():
+    import pandas as pd
+
+    from mintrl.report.tables import stats_markdown
+
+    stats = pd.DataFrame([
+        {"row": "opd", "benchmark": "arith/hard", "mean": -0.3, "std": 0.0, "lo": -1.7,
+         "hi": 0.9, "seeds": 1},   # the largest difference, but no gain
+        {"row": "mentor", "benchmark": "arith/hard", "mean": -0.5, "std": 0.0, "lo": -2.3,
+         "hi": 1.3, "seeds": 1},
+        {"row": "mintrl", "benchmark": "arith/easy", "mean": 1.5, "std": 0.0, "lo": 0.9,
+         "hi": 2.2, "seeds": 1}])
+    md = stats_markdown(stats, ["opd", "mentor", "mintrl"], signed=True)
+    assert "| opd | – | -0.3 [-1.7, 0.9] |" in md
+    assert "| mintrl | **+1.5 [0.9, 2.2]** | – |" in md
+    # a table of values still marks each column's best
+    assert "**-0.3 [-1.7, 0.9]**" in stats_markdown(stats, ["opd", "mentor", "mintrl"])

@@ -21,7 +21,8 @@ DELTA_KEYS = ("delta", "delta_std", "delta_lo", "delta_hi")  # the same, of the 
 MEAN_NOTE = ("Mean ± std over a row's runs, one per (lab seed, RL seed) pair (the base and the "
              "teacher: one per lab seed) [bootstrap 95 % interval over problems and pairs]")
 DELTA_NOTE = ("Each run minus the base pre-trained with the same lab seed, on the same problems; "
-              "mean ± std over pairs [bootstrap 95 % interval over problems and pairs]")
+              "mean ± std over pairs [bootstrap 95 % interval over problems and pairs]; in "
+              "bold where the interval lies wholly above 0")
 
 
 def eval_records(paths: list[Path]) -> pd.DataFrame:
@@ -204,9 +205,11 @@ def _delta_stats(matrices: list | None, n_boot: int) -> dict[str, float]:
 def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True,
                    note: str = MEAN_NOTE, signed: bool = False) -> str:
     """Cells ``mean ± std [lo, hi]`` (``mean [lo, hi]`` for a row of one pair: n = 1 has no
-    spread; ``signed``: with the mean's sign, for differences); the
-    best mean of each column among the method rows in bold (the teacher is a reference, not a
-    contender); below, ``note`` and how many (lab seed, RL seed) pairs each row averages."""
+    spread). In bold: for a table of values, the best mean of each column among the method
+    rows (the teacher is a reference, not a contender); for a table of differences
+    (``signed``: each mean with its sign), the cells whose interval lies wholly above 0 (a
+    "best" difference of -0.3 would read as a gain). Below, ``note`` and how many (lab seed,
+    RL seed) pairs each row averages."""
     if stats.empty:
         return "Not graded: these benchmarks have no reference steps to grade against.\n"
     sign = "+" if signed else ""
@@ -226,7 +229,8 @@ def stats_markdown(stats: pd.DataFrame, order: list[str], bold_best: bool = True
             x = cell.loc[(r, c)]
             spread = f" ± {x['std']:.1f}" if x["seeds"] > 1 else ""  # one pair has no spread
             text = f"{x['mean']:{sign}.1f}{spread} [{x['lo']:.1f}, {x['hi']:.1f}]"
-            if bold_best and r != "teacher" and round(x["mean"], 1) == round(best[c], 1):
+            above = x["lo"] > 0 if signed else round(x["mean"], 1) == round(best[c], 1)
+            if bold_best and r != "teacher" and above:
                 text = f"**{text}**"
             texts.append(text)
         lines.append(f"| {r} | " + " | ".join(texts) + " |")
