@@ -7,7 +7,7 @@ files. A base of :class:`mintrl.pipeline.Pipeline`: methods take the job's wildc
 
 from __future__ import annotations
 
-from mintrl.config.runs import RUN_LENGTH_KEYS, split_lab_model
+from mintrl.config.runs import RUN_LENGTH_KEYS, lab_model, split_lab_model
 
 
 class JobSettings:
@@ -61,15 +61,21 @@ class JobSettings:
         role, lab = split_lab_model(wildcards.role)
         spec = getattr(self.cfg.tasks[wildcards.task], role)
         facts = self.cfg.tasks[wildcards.task].facts
-        settings = {
-            "seed": self.cfg.seed,
-            "spec": spec.model_dump(exclude=spec.RESUME_ONLY_KEYS),
-        }
+        settings = {"seed": self.cfg.seed, "spec": spec.identity()}
         return (
             settings
             | ({"lab_seed": lab} if lab else {})
             | ({"facts": facts.model_dump()} if facts else {})
         )
+
+    def pretrain_inputs(self, wildcards):
+        """The task's splits (held out of pre-training) and, for a role with `init: base`, the
+        base of the same lab seed it starts from."""
+        role, lab = split_lab_model(wildcards.role)
+        init = getattr(self.cfg.tasks[wildcards.task], role).init
+        base = [f"results/models/{wildcards.task}/{lab_model('base', lab)}"] if init == "base" \
+            else []
+        return [*self.split_files(wildcards), *base]
 
     def pretrain_role(self, wildcards):
         """`teacher-lab2` -> `teacher`: the role rule pretrain_lab trains."""

@@ -1,4 +1,5 @@
-r"""Stage ``pretrain``: train a toy base policy or teacher from scratch on a task's generator.
+r"""Stage ``pretrain``: train a toy base policy or teacher on a task's generator, from scratch
+or (a teacher with ``init: base``) from the base of the same lab seed.
 
     python -m mintrl.pretrain --config config/config.yaml --task arith --role base \
         --exclude results/data/arith --out results/models/arith/base [--lab-seed 1]
@@ -15,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mintrl.cli import command_line
+from mintrl.cli import UserError, command_line
 from mintrl.config import load_config
+from mintrl.config.runs import lab_model
 from mintrl.io import save_checkpoint, write_json
 from mintrl.tasks import get_task
 from mintrl.training.pretraining import (
@@ -39,6 +41,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True, help="checkpoint folder to write")
     ap.add_argument("--threads", type=int, help="torch threads (default: the role's "
                     "tasks.<task>.<role>.threads)")
+    ap.add_argument("--init", type=Path, help="checkpoint a role with `init: base` starts "
+                    "from (default: the base of the same lab seed beside --out)")
     args = ap.parse_args(argv)
     if args.lab_seed < 0:
         ap.error(f"--lab-seed {args.lab_seed}: must be >= 0")
@@ -52,12 +56,21 @@ def main(argv: list[str] | None = None) -> None:
     seed = cfg.seed + spec.seed
     model_seed = lab_seed_of(seed, args.lab_seed)
     print(f"[pretrain] task={args.task} role={args.role} lab_seed={args.lab_seed} "
-          f"steps={spec.steps} seed={model_seed} threads={threads} -> {args.out}", flush=True)
+          f"steps={spec.steps} seed={model_seed} threads={threads} init={spec.init} -> "
+          f"{args.out}", flush=True)
     # beside the output, not in it: Snakemake deletes an incomplete job's output, not this
     resume = args.out.with_name(args.out.name + ".resume.pt")
+    init = None
+    if spec.init == "base":
+        init = args.init or args.out.with_name(lab_model("base", args.lab_seed))
+        if not (init / "config.json").exists():
+            raise UserError(f"{init}: no base checkpoint; tasks.{args.task}.{args.role}.init "
+                            "is `base` (pre-train the base first)")
+    elif args.init:
+        ap.error(f"--init {args.init}: tasks.{args.task}.{args.role}.init is `scratch`")
     model, tokenizer, history, seconds = pretrain(
         get_task(args.task), spec, seed, held_out_prompts(args.exclude), resume=resume,
-        lab_seed=args.lab_seed, facts=facts,
+        lab_seed=args.lab_seed, facts=facts, init=init,
     )
     save_checkpoint(model, tokenizer, args.out)
     resume.unlink(missing_ok=True)

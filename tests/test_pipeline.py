@@ -100,6 +100,23 @@ def test_a_jobs_settings_hold_only_the_config_it_depends_on(micro):
     assert micro.pretrain_settings(job(task="arith", role="teacher-lab2"))["lab_seed"] == 2
 
 
+def test_a_teacher_from_the_base_waits_for_the_base_of_its_lab(micro):
+    """`init: base` adds the base of the same lab seed to the teacher's inputs; the default
+    (`scratch`) leaves every pre-training's inputs and settings as they were."""
+    splits = micro.split_files(job(task="arith"))
+    assert micro.pretrain_inputs(job(task="arith", role="teacher")) == splits
+    assert "init" not in micro.pretrain_settings(job(task="arith", role="teacher"))["spec"]
+    with open("tests/micro.yaml") as f:
+        data = yaml.safe_load(f)
+    data["tasks"]["arith"]["teacher"] |= {"init": "base",
+                                          "arch": data["tasks"]["arith"]["base"]["arch"]}
+    from_base = Pipeline(parse_config(data, "micro + init"))
+    assert from_base.pretrain_inputs(job(task="arith", role="teacher-lab2")) == [
+        *splits, "results/models/arith/base-lab2"]
+    assert from_base.pretrain_settings(job(task="arith", role="teacher"))["spec"]["init"] == \
+        "base"
+
+
 def test_an_ablation_of_shorter_runs_shows_its_reference_at_their_length():
     """The control group's runs stop early: its table shows the reference run at the same
     iteration (a kept checkpoint), not at the reference's end; a length where the reference

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from mintrl.config import load_config
@@ -165,8 +166,9 @@ def test_each_lab_seed_pretrains_its_own_weights_and_lab_zero_keeps_todays(tmp_p
     assert _same_weights(lab1, train(seed=1000))
     # base (role seed 0) and teacher (role seed 1) of labs 0-2: six distinct seeds
     assert len({lab_seed_of(role, lab) for role in (0, 1) for lab in range(3)}) == 6
-    # lab 0's resume fingerprint is the one states had before lab seeds (they still resume)
-    weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
+    # lab 0's resume fingerprint is the one states had before lab seeds and `init` (they
+    # still resume)
+    weights = spec.model_dump_json(exclude={*spec.RESUME_ONLY_KEYS, "init"})
     before = hashlib.sha256(f"arith\n{weights}\n0\n".encode()).hexdigest()
     assert run_fingerprint(task, spec, 0, set()) == before == run_fingerprint(task, spec, 0,
                                                                                set(), 0)
@@ -194,3 +196,46 @@ def test_the_stage_pretrains_the_lab_seed_it_is_given(tmp_path):
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["lab_seed"] == 2 and report["seed"] == 2000  # teacher seed 0 in micro.yaml
     assert (out / "config.json").exists() and not out.with_name("teacher-lab2.resume.pt").exists()
+
+
+def test_a_teacher_with_init_base_starts_from_the_base_of_its_lab(tmp_path):
+    import yaml
+    from transformers import AutoModelForCausalLM
+
+    from mintrl import pretrain as stage
+    from mintrl.cli import run_main
+
+    load_model = AutoModelForCausalLM.from_pretrained
+    cfg = yaml.safe_load(Path(MICRO).read_text())
+    cfg["tasks"]["arith"]["base"] |= {"steps": 2, "warmup_steps": 1}
+    # one step at a tiny rate: the teacher must still be the base, not a fresh model
+    cfg["tasks"]["arith"]["teacher"] |= {"steps": 1, "warmup_steps": 1, "lr": 1e-6,
+                                         "init": "base",
+                                         "arch": cfg["tasks"]["arith"]["base"]["arch"]}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    args = ["--config", str(config), "--task", "arith"]
+    out = tmp_path / "models"
+    with pytest.raises(SystemExit):  # no base beside it yet: one line, exit code 2
+        run_main(stage.main, [*args, "--role", "teacher", "--out", str(out / "teacher")])
+    stage.main([*args, "--role", "base", "--out", str(out / "base")])
+    stage.main([*args, "--role", "teacher", "--out", str(out / "teacher")])
+    base, teacher = load_model(out / "base"), load_model(out / "teacher")
+    pairs = zip(base.parameters(), teacher.parameters(), strict=True)
+    gaps = [float((a - b).detach().abs().max()) for a, b in pairs]
+    assert 0 < max(gaps) < 1e-4  # trained one step, from the base's weights
+
+
+def test_only_a_teacher_of_the_bases_shape_starts_from_the_base():
+    import yaml
+
+    from mintrl.config import ConfigError, parse_config
+
+    cfg = yaml.safe_load(Path(MICRO).read_text())
+    cfg["tasks"]["arith"]["base"]["init"] = "base"
+    with pytest.raises(ConfigError, match="base.init"):
+        parse_config(cfg)
+    cfg = yaml.safe_load(Path(MICRO).read_text())
+    cfg["tasks"]["arith"]["teacher"] |= {"init": "base", "arch": {"hidden_size": 48}}
+    with pytest.raises(ConfigError, match="teacher.arch"):
+        parse_config(cfg)

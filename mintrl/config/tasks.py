@@ -81,6 +81,11 @@ class PretrainSpec(Strict):
         0.15, ge=0, le=1, description="Share of examples whose prompt carries the reference "
         "solution, so the model can act as its own intervener (self-intervention)."
     )
+    init: Literal["scratch", "base"] = Field(
+        "scratch", description="`scratch`: from a random initialisation; `base` (a teacher "
+        "only): from the base of the same task and lab seed, then trained on this role's data "
+        "for `steps` steps (the base plus the knowledge it lacks: on the fact toy 300 steps "
+        "from the base gave a teacher above the one 1000 steps from scratch gave).")
     seed: int = Field(
         0, ge=0, lt=LAB_SEED_STRIDE, description="Initialisation and data seed, added to the "
         "global seed and to 1000 x the lab seed (runs.<i>.lab_seeds); below 1000 so that no "
@@ -95,6 +100,15 @@ class PretrainSpec(Strict):
         "on with the same final weights; deleted when the model is written. 0: none (a killed "
         "job starts over)."
     )
+
+    def not_identity(self) -> set[str]:
+        """The keys its weights do not depend on: how often it saves a resume state, and
+        `init` at `scratch` (so models made before the key existed keep their identity)."""
+        return set(self.RESUME_ONLY_KEYS) | ({"init"} if self.init == "scratch" else set())
+
+    def identity(self) -> dict:
+        """The keys its weights depend on (a job's Snakemake params)."""
+        return self.model_dump(exclude=self.not_identity())
 
 
 class SplitSizes(Strict):
@@ -198,6 +212,12 @@ class TaskSpec(Strict):
             raise ValueError("`medium`: only with `facts` (the length toy has no partial gap)")
         if self.facts is None and "gapped" in (self.base.facts, self.teacher.facts):
             raise ValueError("`facts: gapped` needs the task's `facts` table")
+        if self.base.init != "scratch":
+            raise ValueError("`base.init`: the base starts from scratch (`init: base` is for "
+                             "the teacher)")
+        if self.teacher.init == "base" and self.teacher.arch != self.base.arch:
+            raise ValueError("`teacher.init: base` starts from the base's weights: "
+                             "`teacher.arch` must equal `base.arch`")
         return self
 
     @property

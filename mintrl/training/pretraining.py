@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import AutoModelForCausalLM
 
 from mintrl.config import LAB_SEED_STRIDE, PretrainSpec
 from mintrl.io import read_table
@@ -113,16 +114,20 @@ def lab_seed_of(seed: int, lab_seed: int) -> int:
 
 
 def run_fingerprint(task: Task, spec: PretrainSpec, seed: int, exclude: set[str],
-                    lab_seed: int = 0, facts: FactTable | None = None) -> str:
-    """What a resume state must have been made by: the task, the spec, the seed, the lab seed
-    and the held-out prompts (a state from another config or lab is never resumed). Lab 0's is
-    the fingerprint states had before lab seeds, so they are still resumed."""
-    weights = spec.model_dump_json(exclude=spec.RESUME_ONLY_KEYS)
+                    lab_seed: int = 0, facts: FactTable | None = None,
+                    init: Path | None = None) -> str:
+    """What a resume state must have been made by: the task, the spec, the seed, the lab seed,
+    the held-out prompts and the weights it started from (a state from another config, lab or
+    base is never resumed). Lab 0's is the fingerprint states had before lab seeds, so they
+    are still resumed."""
+    weights = spec.model_dump_json(exclude=spec.not_identity())
     lab = f"lab {lab_seed}\n" if lab_seed else ""
     table = f"{facts!r}\n" if facts is not None else ""
     h = hashlib.sha256(f"{task.name}\n{weights}\n{seed}\n{lab}{table}".encode())
     for prompt in sorted(exclude):
         h.update(prompt.encode() + b"\0")
+    for weights_file in sorted(init.glob("*.safetensors")) if init is not None else []:
+        h.update(hashlib.sha256(weights_file.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -165,9 +170,11 @@ def load_resume_state(path: Path, fingerprint: str) -> dict | None:
 
 
 def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
-             resume: Path | None = None, lab_seed: int = 0, facts: FactTable | None = None):
-    """Train a fresh model; returns (model, tokenizer, history of (step, loss), training
-    seconds, those of earlier killed jobs included).
+             resume: Path | None = None, lab_seed: int = 0, facts: FactTable | None = None,
+             init: Path | None = None):
+    """Train a fresh model, or one from the checkpoint ``init`` (a role with `init: base`);
+    returns (model, tokenizer, history of (step, loss), training seconds, those of earlier
+    killed jobs included).
 
     ``seed`` is the role's (the global seed + ``spec.seed``); ``lab_seed`` offsets it
     (``lab_seed_of``) to pre-train the same role for another lab.
@@ -176,10 +183,15 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     one this run made is there, training goes on from it: the final weights are the same as
     an uninterrupted run's at the same thread count (another count changes the float sums'
     order, which is why the stage runs the role's ``threads`` whatever cores it is given)."""
-    fingerprint = run_fingerprint(task, spec, seed, exclude, lab_seed, facts) if resume else ""
+    if (init is None) != (spec.init == "scratch"):
+        raise ValueError(f"init: {spec.init!r} " + ("needs the checkpoint to start from"
+                                                     if init is None else "takes no checkpoint"))
+    fingerprint = (run_fingerprint(task, spec, seed, exclude, lab_seed, facts, init)
+                   if resume else "")
     model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()
-    model = build_model(spec.arch, tokenizer, model_seed)
+    model = (build_model(spec.arch, tokenizer, model_seed) if init is None
+             else AutoModelForCausalLM.from_pretrained(init, dtype="float32"))
     model.train()
     rng = np.random.default_rng(model_seed)
     opt = pretrain_optimizer(model.parameters(), spec)

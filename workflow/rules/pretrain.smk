@@ -2,7 +2,7 @@
 # role's threads; the stage runs that many whatever --cores grants (its weights depend on it).
 rule pretrain:
     input:
-        PIPELINE.split_files,
+        PIPELINE.pretrain_inputs,
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",
@@ -34,7 +34,7 @@ rule pretrain:
 # params changed, so rule pretrain keeps both as they were and lab 0's models do not rerun.
 rule pretrain_lab:
     input:
-        PIPELINE.split_files,
+        PIPELINE.pretrain_inputs,
     output:
         model=directory("results/models/{task}/{role}"),
         report="results/models/{task}/{role}.json",

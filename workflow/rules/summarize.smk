@@ -61,8 +61,9 @@ rule claims_verdicts:
         evals=PIPELINE.scope_evaluations("sweep"),
         claims="config/claims.yaml",
     output:
-        md=report("results/summary/claims/verdicts.md", caption="../report/claims.rst",
-                  category="claims"),
+        md=report(
+            "results/summary/claims/verdicts.md", caption="../report/claims.rst", category="claims"
+        ),
         csv="results/summary/claims/verdicts.csv",
     log:
         "results/logs/summarize/claims.log",
