@@ -54,7 +54,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`unknown_floor_arith.md` pre-trains bases with a wider floor to see whether OPD then "
      "learns the hard split and what that costs the gap; `learnability_opd_lr*.md` run OPD "
      "at larger learning rates on the default lab (a diagnostic on the reported splits, not a "
-     "tuning): the step size, not the toy, held OPD back. "
+     "tuning): the step size, not the toy, held OPD back; `teacher_from_base_prototype.md` "
+     "trains the teacher from the base's weights (150 steps reach the teacher target at a "
+     "third to a seventh of the steps). "
      "Earlier designs, kept for the record: `toy_lab_issue23_800steps.md` (the same design "
      "with 800 base steps: arith easy missed 90 %); `toy_lab_74eb489.md` and "
      "`learnability_74eb489.md` (unknown facts never shown, the fact inside the arithmetic "
@@ -62,7 +64,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
      "which it did.",
      ["toy_lab.md", "learnability.md", "unknown_floor_arith.md", "learnability_opd_lr1e-4.md",
-      "learnability_opd_lr3e-4.md", "toy_lab_issue23_800steps.md",
+      "learnability_opd_lr3e-4.md", "teacher_from_base_prototype.md",
+      "toy_lab_issue23_800steps.md",
       "toy_lab_74eb489.md", "learnability_74eb489.md", "opd_support_arith.md",
       "toy_broad_prior_prototype.md"]),
     ("The main command",
