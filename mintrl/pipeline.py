@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from mintrl.config import Config
+from mintrl.config.derived_runs import CLAIMS_GROUP
 from mintrl.config.runs import (
     ROLES,
     kept_iterations,
@@ -27,6 +28,7 @@ from mintrl.config.runs import (
     varies_a_knob,
 )
 from mintrl.job_settings import JobSettings
+from mintrl.later_targets import LaterTargets
 from mintrl.methods import get_method
 
 FACT_TOY_SPLITS = ["train", "validation", "easy", "medium", "hard"]
@@ -50,11 +52,12 @@ def one_of(names) -> str:
     return "|".join(map(re.escape, names)) or "(?!)"  # "(?!)": matches nothing
 
 
-class Pipeline(JobSettings):
+class Pipeline(JobSettings, LaterTargets):
     """The files of one resolved config's pipeline (``cfg``: a validated :class:`Config`)."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, claims_file: str = "config/claims.yaml"):
         self.cfg = cfg
+        self.claims_file = claims_file  # the paper's claims (mintrl.report.claims)
         self.tasks = sorted(cfg.tasks)
         self.toy_tasks = [t for t in self.tasks if cfg.tasks[t].kind == "toy"]  # pre-trained
         self.dataset_tasks = [t for t in self.tasks if cfg.tasks[t].kind == "dataset"]  # fetched
@@ -69,12 +72,15 @@ class Pipeline(JobSettings):
         self.labs = sorted({0, *lab_seeds(self.runs)})
         self.lab_models = [lab_model(role, k) for k in self.labs for role in ROLES]
         self.later_lab_models = [m for m in self.lab_models if m not in ROLES]
-        self.ablations = sorted({r.group for r in self.runs.values()} - {"main", "tune"})
+        self.ablations = sorted({r.group for r in self.runs.values()}
+                                - {"main", "tune", CLAIMS_GROUP})
+        # what `snakemake sweep` makes; `claims` (its reproduced claims over more pairs) follows
         self.scopes = ["main", "main_table", "sweep", *(f"ablation_{g}" for g in self.ablations)]
         self.tune_runs = [n for n, r in self.runs.items() if r.group == "tune"]
         self.knob_scopes = [s for s in self.scopes
                             if varies_a_knob(self.runs, self.scope_runs(s), self.reference)]
-        self.plain_scopes = [s for s in self.scopes if s not in self.knob_scopes]
+        self.plain_scopes = [s for s in self.scopes if s not in self.knob_scopes] + ["claims"]
+        self.target_scopes = [*self.scopes, "claims"]
 
     def split_files(self, wildcards):
         """A toy's splits: with a fact table easy, medium and hard differ by the facts they
@@ -267,7 +273,9 @@ class Pipeline(JobSettings):
         if scope == "main_table":
             return [n for n, r in self.runs.items() if r.group == "main"]
         if scope == "sweep":
-            return [n for n, r in self.runs.items() if r.group != "tune"]
+            return [n for n, r in self.runs.items() if r.group not in ("tune", CLAIMS_GROUP)]
+        if scope == "claims":
+            return self.claim_runs()
         group = [n for n, r in self.runs.items() if f"ablation_{r.group}" == scope]
         return ([self.reference] if self.reference else []) + group
 
@@ -366,33 +374,3 @@ class Pipeline(JobSettings):
             *self.scope_tracking(scope),
             f"results/tracking/summary-{scope}.json",
         ]
-
-    # --- tuning (`snakemake tune`): short runs per grid point, scored on the validation split ---
-
-    def run_iterations(self, wildcards):
-        """The run's length (a tuning run is evaluated at its end)."""
-        return self.runs[wildcards.run].spec.iterations
-
-    def tune_checkpoint(self, wildcards):
-        return self.checkpoint_dir(
-            wildcards.task, wildcards.run, self.runs[wildcards.run].spec.iterations
-        )
-
-    def tune_evaluations(self):
-        return [
-            f"results/tune/{t}/{r}/metrics.json" for r in self.tune_runs for t in self.runs[r].tasks
-        ]
-
-    def tune_base_evaluations(self):
-        """The base of each tuning run's lab seed on the validation split (the guard's pair)."""
-        return sorted(
-            {
-                f"results/tune/{t}/lab/{lab_model('base', self.runs[r].lab_seed)}/metrics.json"
-                for r in self.tune_runs
-                for t in self.runs[r].tasks
-            }
-        )
-
-    def tune_prompts(self):
-        tasks = {t for r in self.tune_runs for t in self.runs[r].tasks}
-        return [f"results/data/{t}/validation.parquet" for t in sorted(tasks)]

@@ -149,3 +149,34 @@ def test_only_a_target_where_a_setting_varies_alone_gets_a_knobs_figure():
     knobs = {s: any(f.endswith("/knobs.png") for f in p.target(s)) for s in p.scopes}
     assert knobs["ablation_beta2"] and not knobs["main"] and not knobs["main_table"]
     assert not knobs["ablation_control"]
+
+
+def test_snakemake_claims_reruns_the_rows_of_the_claims_the_sweep_reproduced(tmp_path,
+                                                                            monkeypatch):
+    """The sweep runs each ablation on one pair; `snakemake claims` runs the rows of each claim
+    the sweep reproduced (and the reference row) over the reference's pairs, and nothing of a
+    claim it did not reproduce."""
+    from pathlib import Path
+
+    from mintrl.config import load_config
+    from mintrl.config.derived_runs import CLAIMS_GROUP
+
+    claims = str(Path("config/claims.yaml").resolve())
+    pipe = Pipeline(load_config("config/config.yaml"), claims)
+    extra = {n for n, r in pipe.runs.items() if r.group == CLAIMS_GROUP}
+    assert {"C16-lab1-s1", "C16-lab2-s2", "judge-likelihood-lab2-s2"} <= extra
+    assert CLAIMS_GROUP not in pipe.ablations and not extra & set(pipe.scope_runs("sweep"))
+    # the further pairs are the same row at the same values, from labs 1 and 2
+    c16, c16_lab1 = pipe.runs["C16"], pipe.runs["C16-lab1-s1"]
+    assert c16_lab1.entry == c16.entry == "C16" and c16_lab1.spec == c16.spec
+    assert (c16_lab1.lab_seed, c16_lab1.seed) == (1, 1)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="run the sweep first"):
+        pipe.claim_runs()
+    verdicts = tmp_path / "results" / "summary" / "claims" / "verdicts.csv"
+    verdicts.parent.mkdir(parents=True)
+    verdicts.write_text("claim,outcome\npeak-chunk-size,reproduced\n"
+                        "self-intervention,inconclusive\nconst-best-overall,reproduced\n")
+    assert set(pipe.scope_runs("claims")) == {
+        f"{row}{pair}" for row in ("C16", "C48") for pair in ("", "-lab1-s1", "-lab2-s2")
+    } | {"mintrl-const-s0", "mintrl-const-lab1-s1", "mintrl-const-lab2-s2"}

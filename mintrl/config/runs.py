@@ -9,15 +9,24 @@ per lab seed. The keys themselves are defined in ``mintrl.config.rl`` and ``.mod
 
 from __future__ import annotations
 
-import itertools
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from mintrl.config.base import ConfigError
+from mintrl.config.derived_runs import claim_entries, tune_entries
 from mintrl.config.model import Config, RunEntry
+from mintrl.config.naming import (  # noqa: F401  (names the package's modules import from here)
+    ROLES,
+    RUN_LENGTH_KEYS,
+    TASK_FIXED_KEYS,
+    lab_model,
+    lab_suffix,
+    run_name,
+    seed_suffix,
+    split_lab_model,
+)
 from mintrl.config.rl import RunSpec
 from mintrl.methods import get_method
 
@@ -68,33 +77,6 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-ROLES = ("base", "teacher")
-
-
-def lab_suffix(lab_seed: int) -> str:
-    """What a lab seed adds to the names of its models, filtered prompts and pass rates: nothing
-    for lab 0 (the paths every finished result already has), ``-lab<k>`` for the others."""
-    if lab_seed < 0:
-        raise ValueError(f"lab seed {lab_seed} < 0")
-    return f"-lab{lab_seed}" if lab_seed else ""
-
-
-def lab_model(role: str, lab_seed: int) -> str:
-    """The name of ``role``'s model pre-trained with ``lab_seed``, in its paths
-    (``results/models/<task>/<name>``, ``results/eval/lab/<task>/<name>``) and in MLflow:
-    ``base``, ``teacher`` for lab seed 0, else ``base-lab1``, ``teacher-lab2``, ..."""
-    if role not in ROLES:
-        raise ValueError(f"lab_model: role {role!r} is not one of {ROLES}")
-    return role + lab_suffix(lab_seed)
-
-
-def split_lab_model(name: str) -> tuple[str, int] | None:
-    """``lab_model``'s inverse: ``teacher-lab2`` -> ("teacher", 2), ``base`` -> ("base", 0);
-    None for a name that is no lab model (a run's)."""
-    m = re.fullmatch(r"(base|teacher)(?:-lab([1-9][0-9]*))?", name)
-    return (m[1], int(m[2] or 0)) if m else None
-
-
 def lab_seeds(runs: dict[str, Run]) -> list[int]:
     """The lab seeds ``runs`` start from (a table's base and teacher rows average over these);
     [0] when there are none."""
@@ -107,35 +89,6 @@ def run_lab_seed(runs: dict[str, Run], name: str) -> int:
         return runs[name].lab_seed
     split = split_lab_model(name)
     return split[1] if split else 0
-
-
-# Keys that say where a run stops and where its jobs end, not what it does: they are left out
-# of run names and of the settings that make Snakemake rerun a job, so a finished run can be
-# extended (its segments' bounds are in their paths).
-RUN_LENGTH_KEYS = frozenset({"iterations", "eval_every", "iterations_per_job"})
-# Keys a task's ``rl`` may not set: they shape a run's jobs (one DAG for all its tasks) or name
-# what the run is.
-TASK_FIXED_KEYS = RUN_LENGTH_KEYS | {"method", "tasks", "intervention_iterations"}
-
-
-def run_name(method: str, overrides: dict[str, Any], seed: int | None,
-             lab_seed: int = 0) -> str:
-    """``grpo-s0``, ``grpo-lr3e-05-temperature0.7-s1``, ``grpo-lab1-s1``: method, overrides
-    (sorted), lab seed (none for lab 0: today's names), seed (none when ``seed`` is None: the
-    name of the row the pairs average into)."""
-    parts = [method]
-    for key in sorted(set(overrides) - RUN_LENGTH_KEYS):
-        value = overrides[key]
-        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        parts.append(f"{key.split('.')[-1]}{text}")
-    if seed is not None:
-        parts.append(seed_suffix(seed, lab_seed))
-    return re.sub(r"[^A-Za-z0-9_.,=+-]", "_", "-".join(parts))
-
-
-def seed_suffix(seed: int, lab_seed: int = 0) -> str:
-    """``s1``, ``lab1-s1``: what tells a row's runs apart (lab 0 keeps today's names)."""
-    return f"s{seed}" if lab_seed == 0 else f"lab{lab_seed}-s{seed}"
 
 
 def entry_run_name(entry: RunEntry, seed: int, lab_seed: int) -> str:
@@ -219,7 +172,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
     runs: dict[str, Run] = {}
     base = cfg.rl.model_dump()
     task_keys = _task_keys(cfg, source)
-    for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source)]):
+    for i, entry in enumerate([*cfg.runs, *tune_entries(cfg, source), *claim_entries(cfg)]):
         row = entry.name or run_name(entry.method, entry.overrides, None)
         inherited, tuned = _tuned_values(cfg, entry, row)
         own = _nest({**inherited, **entry.overrides, **tuned}) | {"method": entry.method}
@@ -280,53 +233,6 @@ def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
     rows = sorted({r.entry for r in runs.values() if r.group == "main"})
     raise ConfigError(f"ablation_reference: no main-table row {cfg.ablation_reference!r}; "
                       f"rows: {rows}")
-
-
-def tune_grid(cfg: Config, row: str) -> dict[str, list[Any]]:
-    """A row's whole grid: the shared ``tune.lr`` (when given) crossed with its own knobs."""
-    return ({"lr": list(cfg.tune.lr)} if cfg.tune.lr else {}) | cfg.tune.grids[row]
-
-
-def tune_entries(cfg: Config, source: str = "<config>") -> list[RunEntry]:
-    """The tuning runs (group "tune"): each row of ``tune.grids`` (a main-table row or another
-    named entry) once per point of its grid (``tune_grid``), from the row's own overrides (not
-    its tuned values), for ``tune.iterations`` on ``tune.tasks``, named ``tune-<row>-<k>``, on
-    the row's first (lab seed, RL seed) pair."""
-    rows = {e.name or run_name(e.method, e.overrides, None): e for e in cfg.runs}
-    sizes = {}
-    out = []
-    for row, own in cfg.tune.grids.items():
-        if row not in rows:
-            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}: no run entry "
-                              f"{row!r}; entries: {sorted(rows)}")
-        if cfg.tune.lr and "lr" in own:
-            raise ConfigError(f"invalid config {source}:\n  tune.grids.{row}.lr: the learning "
-                              "rates are tune.lr, shared by every row")
-        grid = tune_grid(cfg, row)
-        entry = rows[row]
-        points = [dict(zip(grid, values, strict=True))
-                  for values in itertools.product(*grid.values())]
-        sizes[row] = len(points)
-        length = {"iterations": cfg.tune.iterations, "eval_every": cfg.tune.iterations,
-                  "iterations_per_job": cfg.tune.iterations, "tasks": cfg.tune.tasks}
-        for k, point in enumerate(points):
-            out.append(RunEntry(method=entry.method, group="tune", name=f"tune-{row}-{k}",
-                                seeds=entry.seeds[:1], lab_seeds=entry.pair_lab_seeds[:1],
-                                overrides={**entry.overrides, **point, **length}))
-    if len(set(sizes.values())) > 1:
-        raise ConfigError(f"invalid config {source}:\n  tune.grids: every row gets the same "
-                          f"tuning budget; grid points per row: {sizes}")
-    return out
-
-
-def tune_points(cfg: Config) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Tuning run name -> (row, grid point)."""
-    out = {}
-    for row in cfg.tune.grids:
-        grid = tune_grid(cfg, row)
-        for k, values in enumerate(itertools.product(*grid.values())):
-            out[f"tune-{row}-{k}"] = (row, dict(zip(grid, values, strict=True)))
-    return out
 
 
 def kept_iterations(spec: RunSpec, stop: int = 0) -> list[int]:

@@ -12,7 +12,8 @@ import pandas as pd
 import yaml
 
 from mintrl.config import ConfigError, parse_config
-from mintrl.config.runs import resolve_runs, tune_points
+from mintrl.config.derived_runs import tune_points
+from mintrl.config.runs import resolve_runs
 from mintrl.io import atomic_path, read_table
 from mintrl.report.stats import cell_stats
 

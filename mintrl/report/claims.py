@@ -52,7 +52,7 @@ class Claim(Strict):
     source: Literal["main_table", "ablation"] = Field(
         description="main_table: decided over the main table's (lab seed, RL seed) pairs; "
                     "ablation: first on the sweep's one pair, then, if reproduced there, again "
-                    "over 3 pairs.")
+                    "over the reference row's pairs (`snakemake claims`).")
 
 
 class Claims(Strict):
@@ -214,7 +214,8 @@ def preregistration_markdown(claims: Claims) -> str:
                 "reproduced)")
         needs = f"; needs {_pairs(c.requires)} above 0 first" if c.requires else ""
         where = ("the main table's 3 (lab seed, RL seed) pairs" if c.source == "main_table"
-                 else "the sweep's pair, then 3 pairs if reproduced there")
+                 else "the sweep's pair, then every pair of the reference row if reproduced there "
+                    "(`snakemake claims`)")
         lines.append(f"| `{c.id}` | {c.paper} | {_pairs(c.compare)} on "
                      f"{', '.join(c.benchmarks)}, {where} | {rule}{needs}; otherwise "
                      "inconclusive |")

@@ -1,5 +1,7 @@
 # The config, validated twice, and the names the rules use. What a rule reads and its params
 # come from mintrl.pipeline (PIPELINE.<method>, tested in tests/test_pipeline.py): no logic lives here.
+import os
+
 from snakemake.utils import validate
 
 from mintrl.config import parse_config, write_resolved_config
@@ -31,7 +33,9 @@ onstart:
     write_resolved_config(CFG, CONFIG_FILE)
 
 
-PIPELINE = Pipeline(CFG)
+# The paper's claims beside the workflow (config/claims.yaml), wherever the working directory is.
+CLAIMS_FILE = os.path.join(workflow.basedir, "..", "config", "claims.yaml")
+PIPELINE = Pipeline(CFG, CLAIMS_FILE)
 # The CPU kernels every job runs (importing mintrl pinned them, mintrl.cpu_numerics): a param of
 # each job that computes with torch, so outputs made with other kernels are made again.
 CPU_KERNELS = kernels()

@@ -59,7 +59,7 @@ use rule summarize as summarize_knobs with:
 rule claims_verdicts:
     input:
         evals=PIPELINE.scope_evaluations("sweep"),
-        claims="config/claims.yaml",
+        claims=CLAIMS_FILE,
     output:
         md=report(
             "results/summary/claims/verdicts.md", caption="../report/claims.rst", category="claims"
@@ -77,3 +77,24 @@ rule claims_verdicts:
     shell:
         "python -m mintrl.claims --config {params.config} --claims {input.claims} "
         "--evals {input.evals} --out {params.out} > {log} 2>&1"
+
+
+# The same claims after `snakemake claims` ran the reproduced ones' rows over every pair.
+use rule claims_verdicts as claims_verdicts_pairs with:
+    input:
+        evals=PIPELINE.claims_pairs_evaluations,
+        claims=CLAIMS_FILE,
+    output:
+        md=report(
+            "results/summary/claims_pairs/verdicts.md",
+            caption="../report/claims.rst",
+            category="claims",
+        ),
+        csv="results/summary/claims_pairs/verdicts.csv",
+    log:
+        "results/logs/summarize/claims_pairs.log",
+    benchmark:
+        "results/benchmarks/rules/summarize/claims_pairs.tsv"
+    params:
+        config=CONFIG_FILE,
+        out=subpath(output.md, parent=True),
