@@ -9,7 +9,7 @@ from typing import Any
 
 from mintrl.config.base import ConfigError
 from mintrl.config.model import Config, RunEntry
-from mintrl.config.naming import run_name
+from mintrl.config.naming import run_name, seed_suffix
 
 
 def tune_grid(cfg: Config, row: str) -> dict[str, list[Any]]:
@@ -57,11 +57,15 @@ def claim_entries(cfg: Config) -> list[RunEntry]:
     ``claims``), so that a claim reproduced on the sweep's one pair can be decided again over
     the pairs of the ``ablation_reference`` row it is compared with (its pairs after the
     first; none without a reference). Same row, same overrides and tuned values; named like
-    any entry's pairs (``C16-lab1-s1``). Entries on a dataset task have one lab and get none."""
+    any entry's pairs (``C16-lab1-s1``). Entries on a dataset task have one lab and get none;
+    so does every entry when the reference's further pairs do not each have a lab of their own
+    (pairing is by lab seed)."""
     ref = next((e for e in cfg.runs if e.name == cfg.ablation_reference), None)
     if ref is None or len(ref.seeds) < 2:
         return []
     seeds, labs = ref.seeds[1:], ref.pair_lab_seeds[1:]
+    if 0 in labs or len(set(labs)) < len(labs):
+        return []  # a difference pairs each run with the reference's of its lab: one run a lab
     out = []
     for entry in cfg.runs:
         tasks = entry.overrides.get("tasks", cfg.rl.tasks) or list(cfg.tasks)
@@ -69,6 +73,8 @@ def claim_entries(cfg: Config) -> list[RunEntry]:
                 or any(cfg.tasks[t].kind == "dataset" for t in tasks if t in cfg.tasks)):
             continue
         name = entry.name or run_name(entry.method, entry.overrides, None)
+        if len(seeds) == 1:  # one pair keeps a given name as it is: give it its suffix
+            name = f"{name}-{seed_suffix(seeds[0], labs[0])}"
         out.append(entry.model_copy(update={"group": CLAIMS_GROUP, "name": name,
                                             "seeds": list(seeds), "lab_seeds": list(labs)}))
     return out
