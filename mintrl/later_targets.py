@@ -61,11 +61,11 @@ class LaterTargets:
         claims = {c.id: c for c in load_claims(self.claims_file).claims}
         rows = {name for cid in reproduced if cid in claims and claims[cid].source == "ablation"
                 for pair in [*claims[cid].compare, *claims[cid].requires] for name in pair}
-        rows = (rows - {"base", "teacher"}) | ({self.runs[self.reference].entry}
-                                                if rows and self.reference else set())
-        return [n for n, r in self.runs.items()
-                if r.entry in rows and r.group not in ("tune",)
-                and (r.group != "main" or r.entry == self.runs[self.reference].entry)]
+        ref_row = self.runs[self.reference].entry if self.reference else None
+        rows = (rows - {"base", "teacher"}) | ({ref_row} if rows and ref_row else set())
+        # an ablation row's pairs (its sweep run and group claims), the reference's main pairs
+        return [n for n, r in self.runs.items() if r.entry in rows and r.group != "tune"
+                and (r.group != "main" or r.entry == ref_row)]
 
     def claims_target(self, wildcards):
         """What `snakemake claims` makes: the `claims` scope's runs, table and tracking."""

@@ -67,11 +67,11 @@ class TokenMeter:
         """(tokens with gradients, tokens without) so far."""
         return self.grad, self.nograd
 
-    def flops(self, since: tuple[int, int]) -> float:
-        """FLOPs of the passes since ``since`` (a ``counts()``): 6N per token with gradients
-        (forward and backward), 2N per token without."""
-        grad, nograd = self.grad - since[0], self.nograd - since[1]
-        return float(6 * self.params * grad + 2 * self.params * nograd)
+    def flops(self, since: tuple[int, int], until: tuple[int, int] | None = None) -> float:
+        """FLOPs of the passes between two ``counts()`` (``until``: now): 6N per token with
+        gradients (forward and backward), 2N per token without."""
+        grad, nograd = until or self.counts()
+        return float(6 * self.params * (grad - since[0]) + 2 * self.params * (nograd - since[1]))
 
     def tokens(self, since: tuple[int, int]) -> int:
         return (self.grad - since[0]) + (self.nograd - since[1])

@@ -344,8 +344,7 @@ class Meters:
         out = {"cost/train_flops": self.policy.flops(rolled["policy"])
                + (self.reference.flops(start["reference"]) if self.reference else 0.0)}
         if self.sampled:
-            out["cost/generation_flops"] = self.policy.flops(start["policy"]) \
-                - self.policy.flops(rolled["policy"])
+            out["cost/generation_flops"] = self.policy.flops(start["policy"], rolled["policy"])
         if self.teacher is not None:
             out["cost/teacher_read_tokens"] = float(self.teacher.tokens(start["teacher"]))
             out["cost/teacher_flops"] = self.teacher.flops(start["teacher"])
