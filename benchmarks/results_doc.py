@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "results.md"
 CLAIMS = ROOT / "config" / "claims.yaml"
+VERDICTS = "sweep/claims/verdicts.md"  # the sweep's verdicts (`snakemake sweep`), once it ran
 CLAIMS_TITLE = "The paper's claims and what decides each (fixed before the sweep)"
 CLAIMS_NOTE = (
     "Each claim, the paired comparisons and the benchmark that decide it, and the rule, as "
@@ -149,7 +150,7 @@ def demote(text: str, levels: int = 2) -> str:
 
 def render(results: Path = RESULTS) -> str:
     """The page: a contents list, then each section's note and files."""
-    listed = {f for _, _, files in SECTIONS for f in files}
+    listed = {f for _, _, files in SECTIONS for f in files} | {VERDICTS}
     unlisted = sorted(str(p.relative_to(results)) for p in results.rglob("*.md")
                       if str(p.relative_to(results)) not in listed)
     if unlisted:  # a new result file must find its section here, not go unseen
@@ -162,12 +163,24 @@ def render(results: Path = RESULTS) -> str:
     out += [f"{i}. [{title}](#{anchor(title)})" for i, title in enumerate(titles, 1)] + [""]
     out += [f"## {CLAIMS_TITLE}", "", CLAIMS_NOTE, "",
             preregistration_markdown(load_claims(CLAIMS)), ""]
+    out += verdicts_section(results)
     for title, note, files in SECTIONS:
         out += [f"## {title}", ""] + ([note, ""] if note else [])
         for name in files:
             body = (results / name).read_text().strip()
             out += [f"From `benchmarks/results/{name}`:", "", demote(body), ""]
     return "\n".join(out)
+
+
+def verdicts_section(results: Path) -> list[str]:
+    """The sweep's verdicts and their figure, once the sweep's claims are committed."""
+    if not (results / VERDICTS).exists():
+        return ["The sweep on this toy has not run: no claim is decided yet.", ""]
+    body = demote((results / VERDICTS).read_text().strip())
+    figure = (results / VERDICTS).with_suffix(".png")
+    return ([f"Decided from `benchmarks/results/{VERDICTS}` (`snakemake sweep`):", "", body, ""]
+            + ([f"![every comparison of every claim](../benchmarks/results/"
+                f"{figure.relative_to(results)})", ""] if figure.exists() else []))
 
 
 def anchor(title: str) -> str:

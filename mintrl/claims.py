@@ -8,9 +8,11 @@ sweep) from the evaluations, by the rule each claim names (``mintrl/report/claim
 Each run counts at its latest evaluated iteration, as in the tables. Writes ``verdicts.md``
 (one line per claim: reproduced / not reproduced / inconclusive / not run, the paired
 difference that decided it with its 95 % interval, the same difference in strict correctness,
-and why) and ``verdicts.csv``. A claim whose rows were not evaluated is "not run", never
-decided on part of its evidence; so is one naming a row the config does not run (another
-config's claims file may name other ablations).
+and why), ``verdicts.csv``, ``comparisons.csv`` (every comparison of every claim with its
+interval) and ``verdicts.png`` (those intervals, grouped by claim, coloured by outcome). A
+claim whose rows were not evaluated is "not run", never decided on part of its evidence; so is
+one naming a row the config does not run (another config's claims file may name other
+ablations).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from mintrl.cli import CONFIG_HELP, command_line
 from mintrl.config import load_config
 from mintrl.config.runs import resolve_runs
 from mintrl.io import atomic_path
-from mintrl.report.claims import decide, load_claims, verdict_markdown
+from mintrl.report.claims import comparison_table, decide, load_claims, verdict_markdown
+from mintrl.report.plots import plot_claims
 from mintrl.report.tables import eval_records, problem_scores, rows_and_labs
 
 
@@ -38,12 +41,17 @@ def main(argv: list[str] | None = None) -> None:
     evals = eval_records(args.evals)
     row_of, lab_of = rows_and_labs(evals["run"].unique(), runs)
     entries = {r.entry for r in runs.values()} | {"base", "teacher"}
-    table = decide(problem_scores(evals, row_of, lab_of), claims, entries)
+    scores = problem_scores(evals, row_of, lab_of)
+    table = decide(scores, claims, entries)
+    evidence = comparison_table(scores, claims, entries)
     md = verdict_markdown(table, claims.metric, claims.beside)
     with atomic_path(args.out / "verdicts.md") as tmp:
         tmp.write_text(md)
     with atomic_path(args.out / "verdicts.csv") as tmp:
         table.to_csv(tmp, index=False)
+    with atomic_path(args.out / "comparisons.csv") as tmp:
+        evidence.to_csv(tmp, index=False)
+    plot_claims(evidence, table, args.out / "verdicts.png")
     print(md, flush=True)
 
 

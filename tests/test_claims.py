@@ -122,3 +122,10 @@ def test_the_stage_decides_from_evaluations_and_says_what_was_not_run(tmp_path):
     assert table.loc["other-config", "reason"] == "the config has no run entry C99"
     md = (tmp_path / "out" / "verdicts.md").read_text()
     assert "| `beats-grpo` | **reproduced** | mintrl-const − grpo on arith/hard: +75.0" in md
+    # the figure's evidence: every evaluated comparison of the claims the config can run
+    # (judges' requirement is there; its comparison has no evaluation; C99 has no entry)
+    evidence = pd.read_csv(tmp_path / "out" / "comparisons.csv")
+    assert evidence[["claim", "role", "row", "versus", "mean"]].values.tolist() == [
+        ["beats-grpo", "compare", "mintrl-const", "grpo", 75.0],
+        ["judges", "requires", "mintrl-const", "base", 75.0]]
+    assert (tmp_path / "out" / "verdicts.png").read_bytes()[:4] == b"\x89PNG"

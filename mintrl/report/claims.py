@@ -200,6 +200,28 @@ def decide(scores: pd.DataFrame, claims: Claims, rows: set[str] | None = None) -
     return pd.DataFrame(out)
 
 
+def comparison_table(scores: pd.DataFrame, claims: Claims,
+                     rows: set[str] | None = None) -> pd.DataFrame:
+    """Every comparison of every claim that can be decided (no row missing): one row per
+    (claim, row, versus, benchmark) with its interval in the deciding metric (pp), whether
+    it is a requirement or a comparison, and the claim's rule and margin (the figure's
+    input: a reader sees each claim's whole evidence, not only the deciding difference)."""
+    main = interval_table(scores, claims, claims.metric)
+    out = []
+    for c in claims.claims:
+        if rows is not None and missing_rows(c, rows):
+            continue
+        for role, pairs in (("requires", c.requires), ("compare", c.compare)):
+            for (row, versus), bench in ((p, b) for p in pairs for b in c.benchmarks):
+                iv = main.get((row, versus, bench))
+                if iv is not None:
+                    out.append({"claim": c.id, "role": role, "rule": c.rule,
+                                "margin": c.margin, "row": row, "versus": versus,
+                                "benchmark": bench, **iv._asdict()})
+    cols = ["claim", "role", "rule", "margin", "row", "versus", "benchmark", "mean", "lo", "hi"]
+    return pd.DataFrame(out, columns=cols)
+
+
 def _pairs(pairs: list[Pair]) -> str:
     return "; ".join(f"{r} − {v}" for r, v in pairs)
 

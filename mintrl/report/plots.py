@@ -149,3 +149,43 @@ def plot_knobs(stats: pd.DataFrame, knobs: dict[str, dict[str, float]], out: Pat
         ax.set(title=f"Pass@1 against {knob}", xlabel=knob, ylabel="Pass@1 (%)")
         ax.legend(fontsize=7)
     _save(fig, out)
+
+
+# a claim's outcome (mintrl.report.claims) -> its colour in the verdicts figure
+OUTCOME_COLOURS = {"reproduced": "#2ca02c", "not reproduced": "#d62728",
+                   "inconclusive": "#ff7f0e", "not run": "#7f7f7f"}
+
+
+def plot_claims(evidence: pd.DataFrame, verdicts: pd.DataFrame, out: Path) -> None:
+    """Each claim's paired differences (pp) with their 95 % intervals, one line per
+    comparison, grouped by claim and coloured by its outcome; hollow markers are the
+    comparisons a claim requires first; the grey band is a ``within`` claim's margin.
+    ``evidence``: mintrl.report.claims.comparison_table; ``verdicts``: its ``decide``."""
+    ticks, y = [], 0.0  # (y, label) of each comparison's line
+    fig, ax = plt.subplots(figsize=(8, 0.32 * (len(evidence) + 2 * len(verdicts)) + 1.2))
+    for v in verdicts.itertuples(index=False):
+        colour = OUTCOME_COLOURS.get(v.outcome, "#7f7f7f")
+        lines = evidence[evidence["claim"] == v.claim]
+        ax.text(0.0, y, f"{v.claim}: {v.outcome}", transform=ax.get_yaxis_transform(),
+                fontsize=8, fontweight="bold", color=colour, va="center",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+        compared = []  # the y of each comparison the rule reads (a margin spans them)
+        for c in lines.itertuples(index=False):
+            y -= 1
+            ax.errorbar([c.mean], [y], xerr=[[c.mean - c.lo], [c.hi - c.mean]], fmt="o",
+                        capsize=2, color=colour,
+                        markerfacecolor=colour if c.role == "compare" else "white")
+            ticks.append((y, f"{c.row} − {c.versus} ({c.benchmark})"))
+            compared += [y] if c.role == "compare" else []
+        if compared and lines["rule"].iloc[0] == "within":
+            m = float(lines["margin"].iloc[0])
+            ax.fill_betweenx([min(compared) - 0.4, max(compared) + 0.4], -m, m,
+                             color="#dddddd", zorder=0)
+        y -= 1.5
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks([t for t, _ in ticks], [lab for _, lab in ticks], fontsize=7)
+    ax.set_ylim(y + 0.5, 0.8)
+    ax.set(xlabel="paired difference, Pass@1 (pp), 95 % interval",
+           title="The paper's claims: every comparison that decides them")
+    _save(fig, out)
+

@@ -65,6 +65,12 @@ rule claims_verdicts:
             "results/summary/claims/verdicts.md", caption="../report/claims.rst", category="claims"
         ),
         csv="results/summary/claims/verdicts.csv",
+        comparisons="results/summary/claims/comparisons.csv",
+        png=report(
+            "results/summary/claims/verdicts.png",
+            caption="../report/claims.rst",
+            category="claims",
+        ),
     log:
         "results/logs/summarize/claims.log",
     benchmark:
@@ -91,6 +97,12 @@ use rule claims_verdicts as claims_verdicts_pairs with:
             category="claims",
         ),
         csv="results/summary/claims_pairs/verdicts.csv",
+        comparisons="results/summary/claims_pairs/comparisons.csv",
+        png=report(
+            "results/summary/claims_pairs/verdicts.png",
+            caption="../report/claims.rst",
+            category="claims",
+        ),
     log:
         "results/logs/summarize/claims_pairs.log",
     benchmark:

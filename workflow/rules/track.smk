@@ -43,7 +43,12 @@ rule track_summary:
 # The claims' verdicts in MLflow beside the tables (run summary-claims).
 rule track_claims:
     input:
-        artifacts=["results/summary/claims/verdicts.md", "results/summary/claims/verdicts.csv"],
+        artifacts=[
+            "results/summary/claims/verdicts.md",
+            "results/summary/claims/verdicts.csv",
+            "results/summary/claims/comparisons.csv",
+            "results/summary/claims/verdicts.png",
+        ],
     output:
         "results/tracking/summary-claims.json",
     log:
