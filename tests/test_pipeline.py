@@ -101,20 +101,14 @@ def test_a_jobs_settings_hold_only_the_config_it_depends_on(micro):
 
 
 def test_a_teacher_from_the_base_waits_for_the_base_of_its_lab(micro):
-    """`init: base` adds the base of the same lab seed to the teacher's inputs; the default
-    (`scratch`) leaves every pre-training's inputs and settings as they were."""
-    splits = micro.split_files(job(task="arith"))
-    assert micro.pretrain_inputs(job(task="arith", role="teacher")) == splits
-    assert "init" not in micro.pretrain_settings(job(task="arith", role="teacher"))["spec"]
-    with open("tests/micro.yaml") as f:
-        data = yaml.safe_load(f)
-    data["tasks"]["arith"]["teacher"] |= {"init": "base",
-                                          "arch": data["tasks"]["arith"]["base"]["arch"]}
-    from_base = Pipeline(parse_config(data, "micro + init"))
-    assert from_base.pretrain_inputs(job(task="arith", role="teacher-lab2")) == [
-        *splits, "results/models/arith/base-lab2"]
-    assert from_base.pretrain_settings(job(task="arith", role="teacher"))["spec"]["init"] == \
-        "base"
+    """`init: base` (micro's arith, as the default's) adds the base of the same lab seed to
+    the teacher's inputs; `scratch` (micro's intfn) leaves its inputs and settings alone."""
+    assert micro.pretrain_inputs(job(task="arith", role="teacher-lab2")) == [
+        *micro.split_files(job(task="arith")), "results/models/arith/base-lab2"]
+    assert micro.pretrain_settings(job(task="arith", role="teacher"))["spec"]["init"] == "base"
+    assert micro.pretrain_inputs(job(task="intfn", role="teacher")) == micro.split_files(
+        job(task="intfn"))
+    assert "init" not in micro.pretrain_settings(job(task="intfn", role="teacher"))["spec"]
 
 
 def test_an_ablation_of_shorter_runs_shows_its_reference_at_their_length():

@@ -187,7 +187,7 @@ def test_the_stage_pretrains_the_lab_seed_it_is_given(tmp_path):
     from mintrl import pretrain as stage
 
     cfg = yaml.safe_load(Path(MICRO).read_text())
-    cfg["tasks"]["arith"]["teacher"] |= {"steps": 2, "warmup_steps": 1}
+    cfg["tasks"]["arith"]["teacher"] |= {"steps": 2, "warmup_steps": 1, "init": "scratch"}
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(cfg))
     out = tmp_path / "teacher-lab2"
