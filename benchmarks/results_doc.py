@@ -59,7 +59,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "at larger learning rates on the default lab (a diagnostic on the reported splits, not a "
      "tuning): the step size, not the toy, held OPD back; `teacher_from_base_prototype.md` "
      "trains the teacher from the base's weights (150 steps reach the teacher target at a "
-     "third to a seventh of the steps). "
+     "third to a seventh of the steps; the default since), and `opd_pull_arith.md` how "
+     "much less, and how much more locally, that teacher pulls OPD than the one from scratch. "
      "Earlier designs, kept for the record: `toy_lab_issue23_800steps.md` (the same design "
      "with 800 base steps: arith easy missed 90 %); `toy_lab_74eb489.md` and "
      "`learnability_74eb489.md` (unknown facts never shown, the fact inside the arithmetic "
@@ -68,15 +69,18 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "which it did.",
      ["toy_lab.md", "learnability.md", "learnability_tuned_opd.md", "unknown_floor_arith.md",
       "learnability_opd_lr1e-4.md",
-      "learnability_opd_lr3e-4.md", "teacher_from_base_prototype.md",
+      "learnability_opd_lr3e-4.md", "teacher_from_base_prototype.md", "opd_pull_arith.md",
       "toy_lab_issue23_800steps.md",
       "toy_lab_74eb489.md", "learnability_74eb489.md", "opd_support_arith.md",
       "toy_broad_prior_prototype.md"]),
     ("The main command",
-     "`main_table.md` is the main command on the default toy (issue 23's design) with issue "
-     "25's defaults and the values tuned on the previous toy, one (lab seed, RL seed) pair, "
-     "timed on an AMD EPYC, with what each MInTRL update did (`run_diagnostics_<task>.md`) "
-     "and the pools' coverage by kind of fact (`coverage_by_kind_<task>.md`). "
+     "`main_table.md` is the main command on the default toy (issue 23's design, the "
+     "teacher trained from the base) with issue 25's defaults and the values `snakemake tune` "
+     "chose on this toy, one (lab seed, RL seed) pair, timed on an AMD EPYC, with what each "
+     "MInTRL update did (`run_diagnostics_<task>.md`) and the pools' coverage by kind of fact "
+     "(`coverage_by_kind_<task>.md`). `main_table_b67a746.md` and its `*_b67a746.md` "
+     "diagnostics are the same command with the teacher from scratch and the values tuned on "
+     "the previous toy (MInTRL-Const at lr 1e-5, its regression inert). "
      "`main_table_a4de815.md` is the same command on the previous fact toy (Intel Xeon), with "
      "the same diagnostics of its runs (`*_a4de815.md`) and item 4's wrong-correction control "
      "over 3 pairs (`wrong_corrections.md`); `main_table_74eb489.md` the same command before "
@@ -90,7 +94,10 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
      ["main_table.md", "run_diagnostics_arith.md", "run_diagnostics_intfn.md",
-      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_a4de815.md",
+      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_b67a746.md",
+      "run_diagnostics_arith_b67a746.md", "run_diagnostics_intfn_b67a746.md",
+      "coverage_by_kind_arith_b67a746.md", "coverage_by_kind_intfn_b67a746.md",
+      "main_table_a4de815.md",
       "run_diagnostics_arith_a4de815.md", "run_diagnostics_intfn_a4de815.md",
       "coverage_by_kind_arith_a4de815.md", "coverage_by_kind_intfn_a4de815.md",
       "wrong_corrections.md",
