@@ -130,10 +130,13 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
     ("Baselines at 40 iterations", "", ["baselines_40it.md"]),
     ("Tuning and calibration (validation split only)",
      "`tune_arith_issue23_toy.md` is issue 25's protocol on issue 23's toy, whose choice the "
-     "default config runs; `tune_arith_issue25.md` the same protocol on the previous toy; the "
+     "default config runs but for OPD's, which `tune_opd_teacher_from_base.md` re-tuned alone "
+     "once the teacher was trained from the base; `tune_arith_issue25.md` the same protocol "
+     "on the previous toy; the "
      "other files are earlier protocols' (per-row learning-rate grids, the length toy), kept "
      "for the record.",
-     ["tune_arith_issue23_toy.md", "tune_arith_issue25.md", "tune_arith_16it.md",
+     ["tune_arith_issue23_toy.md", "tune_opd_teacher_from_base.md", "tune_arith_issue25.md",
+      "tune_arith_16it.md",
       "tune_mintrl_lr.md", "calibration_arith_20it.md", "calibration_arith_40it.md"]),
     ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory", "",
      ["iteration_cost_arith.md", "iteration_cost_intfn.md", "round_cost_arith.md",
