@@ -50,8 +50,11 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
      "with label noise, or holds a misconception about (one fixed wrong value over a uniform "
      "floor), at the same problem lengths for every split. "
-     "`toy_lab.md` checks the default's lab against issue 23's targets (all met; measured on "
-     "an AMD EPYC); `learnability.md` runs GRPO and OPD from that base for 40 iterations at "
+     "`toy_lab.md` checks the default's lab, its teacher trained from the base, against issue "
+     "23's targets (all met; measured on an AMD EPYC; `toy_lab_b67a746.md` the same with the "
+     "teacher from scratch); `learnability_opd_teacher_from_base.md` runs OPD from that base "
+     "for 40 iterations at the values the protocol chose with this teacher (its hard target "
+     "met: +82 and +83 pp); `learnability.md` runs GRPO and OPD for 40 iterations at "
      "the values tuned on the previous toy, `learnability_tuned_opd.md` OPD at the values "
      "tuned on this one (its hard target still missed); "
      "`unknown_floor_arith.md` pre-trains bases with a wider floor to see whether OPD then "
@@ -67,7 +70,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "step); `opd_support_arith.md` shows, digit by digit, why OPD did not learn that toy's "
      "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
      "which it did.",
-     ["toy_lab.md", "learnability.md", "learnability_tuned_opd.md", "unknown_floor_arith.md",
+     ["toy_lab.md", "learnability_opd_teacher_from_base.md", "toy_lab_b67a746.md",
+      "learnability.md", "learnability_tuned_opd.md", "unknown_floor_arith.md",
       "learnability_opd_lr1e-4.md",
       "learnability_opd_lr3e-4.md", "teacher_from_base_prototype.md", "opd_pull_arith.md",
       "toy_lab_issue23_800steps.md",
