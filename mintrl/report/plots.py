@@ -188,4 +188,3 @@ def plot_claims(evidence: pd.DataFrame, verdicts: pd.DataFrame, out: Path) -> No
     ax.set(xlabel="paired difference, Pass@1 (pp), 95 % interval",
            title="The paper's claims: every comparison that decides them")
     _save(fig, out)
-
