@@ -142,9 +142,14 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      ["tune_arith_issue23_toy.md", "tune_opd_teacher_from_base.md", "tune_arith_issue25.md",
       "tune_arith_16it.md",
       "tune_mintrl_lr.md", "calibration_arith_20it.md", "calibration_arith_40it.md"]),
-    ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory", "",
+    ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory",
+     "`round_cost_<task>.md` is the MInTRL round against a plain round on the default toy (AMD "
+     "EPYC): 1.21x on arith, 2.53x on intfn, whose intensity was chosen on the previous toy; "
+     "`round_cost_*_a4de815.md` the same on the previous fact toy (Intel Xeon), "
+     "`round_cost_arith_<C-R-L>.md` other intensities.",
      ["iteration_cost_arith.md", "iteration_cost_intfn.md", "round_cost_arith.md",
-      "round_cost_intfn.md", "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md",
+      "round_cost_intfn.md", "round_cost_arith_a4de815.md", "round_cost_intfn_a4de815.md",
+      "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md",
       "round_cost_arith_16-3-16.md",
       "scaling_arith.md", "engines.md", "logprob_memory.md"]),
     ("The sandbox: hostile programs", "", ["hostile.md"]),
