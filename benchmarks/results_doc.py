@@ -115,14 +115,17 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "Measured on the fact toy's lab (lab seed 0) before the defaults moved (C/R/L 16/12/16, "
      "beta2 0.01). `intensity_*.md`: how much of a semi-on-policy rollout the teacher writes "
      "over a grid of C/R/L, and the semi pool's coverage (the band 5-15 % with full coverage "
-     "exists on intfn at 16/12/16; on arith a correction must be a whole 12-token step of a "
+     "exists on intfn at 16/12/16 there, `intensity_intfn_74eb489.md`; on this toy, with the "
+     "teacher from the base, `intensity_intfn.md` chooses 32/1/8, the default since; on arith "
+     "a correction must be a whole 12-token step of a "
      "48-token response, so the band trades coverage of unknown facts for share: the default "
      "became 28/1/12). `regression_regime_arith.md`: at beta2 0.01, beta2 * |delta log pi| / "
      "|A| is 0.004-0.04 and the residual does not shrink (the quadratic never acts); at beta2 "
      "0.1-1 with lr 1e-4 it is 0.37-1.04 (Proxy) and 0.44-3.95 (Const); the semi intervention "
      "tokens carry 86-97 % of the gradient norm at 14 % of the tokens whatever the anchor. "
      "`diagnostics_cost.md`: what logging these costs.",
-     ["intensity_arith.md", "intensity_intfn.md", "regression_regime_arith.md",
+     ["intensity_arith.md", "intensity_intfn.md", "intensity_intfn_74eb489.md",
+      "regression_regime_arith.md",
       "diagnostics_cost.md"]),
     ("The sweep (96 iterations, the length-cliff toy)",
      "Measured before the CPU kernels were pinned, at MInTRL's untuned learning rate, on the "
@@ -144,11 +147,13 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "tune_mintrl_lr.md", "calibration_arith_20it.md", "calibration_arith_40it.md"]),
     ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory",
      "`round_cost_<task>.md` is the MInTRL round against a plain round on the default toy (AMD "
-     "EPYC): 1.21x on arith, 2.53x on intfn, whose intensity was chosen on the previous toy; "
+     "EPYC): 1.21x on arith, 2.53x on intfn at the intensity chosen on the previous toy, "
+     "1.21x at the one chosen on this toy and now the default (`round_cost_intfn_32-1-8.md`); "
      "`round_cost_*_a4de815.md` the same on the previous fact toy (Intel Xeon), "
      "`round_cost_arith_<C-R-L>.md` other intensities.",
      ["iteration_cost_arith.md", "iteration_cost_intfn.md", "round_cost_arith.md",
-      "round_cost_intfn.md", "round_cost_arith_a4de815.md", "round_cost_intfn_a4de815.md",
+      "round_cost_intfn.md", "round_cost_intfn_32-1-8.md", "round_cost_arith_a4de815.md",
+      "round_cost_intfn_a4de815.md",
       "round_cost_arith_16-12-16.md", "round_cost_arith_16-2-8.md",
       "round_cost_arith_16-3-16.md",
       "scaling_arith.md", "engines.md", "logprob_memory.md"]),
