@@ -23,7 +23,13 @@ from mintrl.cli import CONFIG_HELP, command_line
 from mintrl.config import load_config
 from mintrl.config.runs import resolve_runs
 from mintrl.io import atomic_path
-from mintrl.report.claims import comparison_table, decide, load_claims, verdict_markdown
+from mintrl.report.claims import (
+    comparison_table,
+    decide,
+    interval_table,
+    load_claims,
+    verdict_markdown,
+)
 from mintrl.report.plots import plot_claims
 from mintrl.report.tables import eval_records, problem_scores, rows_and_labs
 
@@ -42,8 +48,10 @@ def main(argv: list[str] | None = None) -> None:
     row_of, lab_of = rows_and_labs(evals["run"].unique(), runs)
     entries = {r.entry for r in runs.values()} | {"base", "teacher"}
     scores = problem_scores(evals, row_of, lab_of)
-    table = decide(scores, claims, entries)
-    evidence = comparison_table(scores, claims, entries)
+    # the bootstrap intervals, once: the verdicts and the figure read the same ones
+    main_iv = interval_table(scores, claims, claims.metric)
+    table = decide(main_iv, interval_table(scores, claims, claims.beside), claims, entries)
+    evidence = comparison_table(main_iv, claims, entries)
     md = verdict_markdown(table, claims.metric, claims.beside)
     with atomic_path(args.out / "verdicts.md") as tmp:
         tmp.write_text(md)

@@ -170,12 +170,12 @@ def interval_table(scores: pd.DataFrame, claims: Claims, metric: str) -> dict:
     return out
 
 
-def decide(scores: pd.DataFrame, claims: Claims, rows: set[str] | None = None) -> pd.DataFrame:
+def decide(main: dict, beside: dict, claims: Claims,
+           rows: set[str] | None = None) -> pd.DataFrame:
     """One row per claim: its outcome, the deciding comparison with its interval (the
-    deciding metric) and the same comparison in the metric shown beside it. A claim naming a
-    row outside ``rows`` (the config's entries), or one with no evaluation, is not run."""
-    main = interval_table(scores, claims, claims.metric)
-    beside = interval_table(scores, claims, claims.beside)
+    deciding metric) and the same comparison in the metric shown beside it. ``main`` and
+    ``beside``: ``interval_table`` of the two metrics. A claim naming a row outside ``rows``
+    (the config's entries), or one with no evaluation, is not run."""
     nan = Interval(*[float("nan")] * 3)
     out = []
     for c in claims.claims:
@@ -200,13 +200,12 @@ def decide(scores: pd.DataFrame, claims: Claims, rows: set[str] | None = None) -
     return pd.DataFrame(out)
 
 
-def comparison_table(scores: pd.DataFrame, claims: Claims,
-                     rows: set[str] | None = None) -> pd.DataFrame:
+def comparison_table(main: dict, claims: Claims, rows: set[str] | None = None) -> pd.DataFrame:
     """Every comparison of every claim that can be decided (no row missing): one row per
-    (claim, row, versus, benchmark) with its interval in the deciding metric (pp), whether
-    it is a requirement or a comparison, and the claim's rule and margin (the figure's
-    input: a reader sees each claim's whole evidence, not only the deciding difference)."""
-    main = interval_table(scores, claims, claims.metric)
+    (claim, row, versus, benchmark) with its interval in the deciding metric (pp; ``main``,
+    as ``decide`` reads it), whether it is a requirement or a comparison, and the claim's rule
+    and margin (the figure's input: a reader sees each claim's whole evidence, not only the
+    deciding difference)."""
     out = []
     for c in claims.claims:
         if rows is not None and missing_rows(c, rows):
