@@ -82,7 +82,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "teacher trained from the base) with issue 25's defaults and the values `snakemake tune` "
      "chose on this toy, one (lab seed, RL seed) pair, timed on an AMD EPYC, with what each "
      "MInTRL update did (`run_diagnostics_<task>.md`) and the pools' coverage by kind of fact "
-     "(`coverage_by_kind_<task>.md`). `main_table_b67a746.md` and its `*_b67a746.md` "
+     "(`coverage_by_kind_<task>.md`), and the paper's claims read on its one pair "
+     "(`claims_main_command.md`). `main_table_b67a746.md` and its `*_b67a746.md` "
      "diagnostics are the same command with the teacher from scratch and the values tuned on "
      "the previous toy (MInTRL-Const at lr 1e-5, its regression inert). "
      "`main_table_a4de815.md` is the same command on the previous fact toy (Intel Xeon), with "
@@ -97,7 +98,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table.md", "run_diagnostics_arith.md", "run_diagnostics_intfn.md",
+     ["main_table.md", "claims_main_command.md", "run_diagnostics_arith.md",
+      "run_diagnostics_intfn.md",
       "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_b67a746.md",
       "run_diagnostics_arith_b67a746.md", "run_diagnostics_intfn_b67a746.md",
       "coverage_by_kind_arith_b67a746.md", "coverage_by_kind_intfn_b67a746.md",
