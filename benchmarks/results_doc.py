@@ -43,9 +43,12 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the toy's training step on emulated AMD and Intel processors under each MKL branch, "
      "and the first pins' measurement (MKL at AVX2) on an AMD EPYC, kept for the record: its "
      "pinned digests are not those an Intel Xeon computes with the same pins. "
-     "`cpu_vendor_real_amd.md`: the current pins on a real AMD EPYC give the Xeon's digests.",
-     ["cpu_numerics.md", "cpu_vendor.md", "cpu_numerics_epyc_avx2_pins.md",
-      "cpu_vendor_real_amd.md"]),
+     "`cpu_vendor_real_amd.md`: the current pins on a real AMD EPYC give the Xeon's digests. "
+     "`cross_vendor_main.md`: the whole main command on a real AMD EPYC and on an Intel Xeon, "
+     "each from a fresh clone, cell by cell: every cell whose settings are the same is equal "
+     "to the decimal.",
+     ["cross_vendor_main.md", "cpu_numerics.md", "cpu_vendor.md",
+      "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "
      "with label noise, or holds a misconception about (one fixed wrong value over a uniform "
@@ -83,7 +86,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "chose on this toy, one (lab seed, RL seed) pair, timed on an AMD EPYC, with what each "
      "MInTRL update did (`run_diagnostics_<task>.md`) and the pools' coverage by kind of fact "
      "(`coverage_by_kind_<task>.md`), and the paper's claims read on its one pair "
-     "(`claims_main_command.md`). `main_table_b67a746.md` and its `*_b67a746.md` "
+     "(`claims_main_command.md`). `main_table_62141da_intel.md` is the same command at "
+     "62141da (OPD at its re-tuned lr 3e-4, intfn at C/R/L 32/1/8) on an Intel Xeon, timed. "
+     "`main_table_b67a746.md` and its `*_b67a746.md` "
      "diagnostics are the same command with the teacher from scratch and the values tuned on "
      "the previous toy (MInTRL-Const at lr 1e-5, its regression inert). "
      "`main_table_a4de815.md` is the same command on the previous fact toy (Intel Xeon), with "
@@ -98,7 +103,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table.md", "claims_main_command.md", "run_diagnostics_arith.md",
+     ["main_table.md", "main_table_62141da_intel.md", "claims_main_command.md",
+      "run_diagnostics_arith.md",
       "run_diagnostics_intfn.md",
       "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_b67a746.md",
       "run_diagnostics_arith_b67a746.md", "run_diagnostics_intfn_b67a746.md",
