@@ -81,13 +81,14 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "toy_lab_74eb489.md", "learnability_74eb489.md", "opd_support_arith.md",
       "toy_broad_prior_prototype.md"]),
     ("The main command",
-     "`main_table.md` is the main command on the default toy (issue 23's design, the "
-     "teacher trained from the base) with issue 25's defaults and the values `snakemake tune` "
-     "chose on this toy, one (lab seed, RL seed) pair, timed on an AMD EPYC, with what each "
+     "`main_table.md` is the main command of the default config (issue 23's toy, the teacher "
+     "trained from the base, issue 25's defaults, every row at the values `snakemake tune` "
+     "chose on this toy), one (lab seed, RL seed) pair, timed on an Intel Xeon, with what each "
      "MInTRL update did (`run_diagnostics_<task>.md`) and the pools' coverage by kind of fact "
      "(`coverage_by_kind_<task>.md`), and the paper's claims read on its one pair "
-     "(`claims_main_command.md`). `main_table_62141da_intel.md` is the same command at "
-     "62141da (OPD at its re-tuned lr 3e-4, intfn at C/R/L 32/1/8) on an Intel Xeon, timed. "
+     "(`claims_main_command.md`). `main_table_44bc660_amd.md` and its `*_44bc660.md` files "
+     "are the same command at 44bc660 on an AMD EPYC, before OPD's re-tuning (lr 3e-5 there) "
+     "and intfn's new intensity (C/R/L 16/12/16 there). "
      "`main_table_b67a746.md` and its `*_b67a746.md` "
      "diagnostics are the same command with the teacher from scratch and the values tuned on "
      "the previous toy (MInTRL-Const at lr 1e-5, its regression inert). "
@@ -103,10 +104,12 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table.md", "main_table_62141da_intel.md", "claims_main_command.md",
-      "run_diagnostics_arith.md",
-      "run_diagnostics_intfn.md",
-      "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md", "main_table_b67a746.md",
+     ["main_table.md", "claims_main_command.md", "run_diagnostics_arith.md",
+      "run_diagnostics_intfn.md", "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md",
+      "main_table_44bc660_amd.md", "claims_main_command_44bc660.md",
+      "run_diagnostics_arith_44bc660.md", "run_diagnostics_intfn_44bc660.md",
+      "coverage_by_kind_arith_44bc660.md", "coverage_by_kind_intfn_44bc660.md",
+      "main_table_b67a746.md",
       "run_diagnostics_arith_b67a746.md", "run_diagnostics_intfn_b67a746.md",
       "coverage_by_kind_arith_b67a746.md", "coverage_by_kind_intfn_b67a746.md",
       "main_table_a4de815.md",
@@ -144,13 +147,16 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
                                    "ablation_control.md")]),
     ("Baselines at 40 iterations", "", ["baselines_40it.md"]),
     ("Tuning and calibration (validation split only)",
-     "`tune_arith_issue23_toy.md` is issue 25's protocol on issue 23's toy, whose choice the "
-     "default config runs but for OPD's, which `tune_opd_teacher_from_base.md` re-tuned alone "
-     "once the teacher was trained from the base; `tune_arith_issue25.md` the same protocol "
+     "`tune_arith_teacher_from_base.md` is issue 25's protocol on issue 23's toy with the "
+     "teacher trained from the base, every row at once: the values the default config runs. "
+     "`tune_arith_issue23_toy.md` is the same with the teacher from scratch, "
+     "`tune_opd_teacher_from_base.md` OPD's tuning alone once the teacher came from the base; "
+     "`tune_arith_issue25.md` the same protocol "
      "on the previous toy; the "
      "other files are earlier protocols' (per-row learning-rate grids, the length toy), kept "
      "for the record.",
-     ["tune_arith_issue23_toy.md", "tune_opd_teacher_from_base.md", "tune_arith_issue25.md",
+     ["tune_arith_teacher_from_base.md", "tune_arith_issue23_toy.md",
+      "tune_opd_teacher_from_base.md", "tune_arith_issue25.md",
       "tune_arith_16it.md",
       "tune_mintrl_lr.md", "calibration_arith_20it.md", "calibration_arith_40it.md"]),
     ("Cost: seconds per iteration, the MInTRL round, scaling, engines, memory",
