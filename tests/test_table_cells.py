@@ -60,3 +60,23 @@ def test_a_file_without_a_pass1_table_is_refused_by_name(tmp_path):
     bad.write_text("# nothing here\n")
     with pytest.raises(SystemExit, match="bad.md: no line 'Pass@1"):
         load_benchmark("table_cells").main([str(bad), str(bad), "--out", str(tmp_path / "o")])
+
+
+SPREAD = """| row | benchmark | (0,0) | (1,1) | range | minus base: (0,0) | (1,1) | range |
+|---|---|---:|---:|---:|---:|---:|---:|
+| opd | arith/easy | 94.4 | 92.4 | 2.0 | +0.8 | -1.2 | 2.0 |
+| mintrl | intfn/hard | 48.6 | 48.5 | 0.1 | +48.6 | +48.5 | 0.1 |
+"""
+
+
+def test_with_the_spread_over_pairs_a_cell_may_move_as_far_as_another_pair_would(tmp_path):
+    (tmp_path / "spread.md").write_text(SPREAD)
+    a, b = write(tmp_path / "a.md"), write(tmp_path / "b.md", opd="93.0")
+    out = tmp_path / "cells.md"
+    args = [str(a), str(b), "--out", str(out), "--spread", str(tmp_path / "spread.md")]
+    assert load_benchmark("table_cells").main(args) == 0
+    row = "| opd | arith/easy | 94.4 [91.8, 96.4] | 93.0 [91.8, 96.4] | **differs** | -1.4 | 2.0 |"
+    assert row in out.read_text()
+    assert "1 differ. Of those, 0 moved by more than" in out.read_text()
+    c = write(tmp_path / "c.md", mintrl="48.3 [41.9, 55.2]")
+    assert load_benchmark("table_cells").main([str(a), str(c), *args[2:]]) == 1
