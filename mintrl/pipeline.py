@@ -293,10 +293,11 @@ class Pipeline(JobSettings, LaterTargets):
         return list(self.runs[run].tasks)
 
     def scope_upto(self, scope, run):
-        """Where a target stops a run: the main command at `main_iterations`, an ablation's
-        reference where the ablation's runs end (a group of shorter runs, the control's, is
-        compared at its own length: a kept iteration of the reference), others at the end."""
-        if scope == "main":
+        """Where a target stops a run: the main command and `main_table` at `main_iterations`
+        (one table, one pair or all), an ablation's reference where the ablation's runs end (a
+        group of shorter runs, the control's, is compared at its own length: a kept iteration
+        of the reference), others (the sweep) at the end."""
+        if scope in ("main", "main_table"):
             return self.runs[run].stop
         if scope.startswith("ablation_") and run == self.reference:
             group = [self.runs[r].spec.iterations for r in self.scope_runs(scope) if r != run]

@@ -66,6 +66,18 @@ def test_the_main_command_runs_each_rows_first_pair_and_main_table_all(micro):
     assert not any("grpo-s1" in f for f in everything)
 
 
+def test_main_table_stops_every_pair_where_the_main_command_stops_the_sweep_at_the_end():
+    """`snakemake main_table` is the main command's table over all its pairs: the same length."""
+    with open("tests/micro.yaml") as f:
+        cfg = yaml.safe_load(f)
+    pipe = Pipeline(parse_config(cfg | {"main_iterations": 3}, "tests/micro.yaml"))
+    assert pipe.scope_upto("main_table", "grpo-s1") == pipe.scope_upto("main", "grpo-s0") == 3
+    assert "results/runs/arith/grpo-s1/iter_3/model" in pipe.target("main_table")
+    assert "results/eval/arith/grpo-s1/iter_3/metrics.json" in pipe.scope_evaluations("main_table")
+    assert not any("grpo-s1/iter_4" in f for f in pipe.target("main_table"))
+    assert pipe.scope_upto("sweep", "grpo-s1") == 4
+
+
 def test_evaluations_of_a_run_are_its_labs_base_and_its_kept_checkpoints(micro):
     assert micro.run_evaluations("grpo-s0", upto=2, tasks=["arith"]) == [
         "results/eval/lab/arith/base/metrics.json",

@@ -368,7 +368,7 @@ def test_the_snakemake_report_holds_the_tables_and_plots(finished_run):
     assert "table.md" in html and "reward.png" in html and "bootstrap 95" in html
 
 
-def test_the_main_command_can_stop_the_main_table_early_and_main_table_continues(tmp_path):
+def test_the_main_table_can_stop_early_for_every_pair_and_the_sweep_continues(tmp_path):
     res = _snakemake(tmp_path, "-n", "--config", "main_iterations=2")
     assert res.returncode == 0, res.stderr[-2000:]
     planned = " ".join(_planned(res))
@@ -376,8 +376,13 @@ def test_the_main_command_can_stop_the_main_table_early_and_main_table_continues
     assert "results/eval/arith/grpo-s0/iter_2/metrics.json" in planned
     assert "grpo-s0/iter_3" not in planned and "grpo-s0/iter_4" not in planned
     assert "results/tracking/grpo-s0/upto_2.json" in planned
-    # the same runs, continued to their `iterations` by the longer target
+    # `main_table`: every pair of the same rows, stopped at the same iteration
     planned = " ".join(_planned(_snakemake(tmp_path, "-n", "main_table", "--config",
+                                           "main_iterations=2")))
+    assert "results/eval/arith/grpo-s1/iter_2/metrics.json" in planned
+    assert "/iter_3" not in planned and "/iter_4" not in planned
+    # the same runs, continued to their `iterations` by the sweep
+    planned = " ".join(_planned(_snakemake(tmp_path, "-n", "sweep", "--config",
                                            "main_iterations=2")))
     assert "results/runs/arith/grpo-s0/iter_4/model" in planned
     assert "results/tracking/grpo-s0/upto_4.json" in planned

@@ -45,7 +45,7 @@ class Run:
     group: str = "main"
     entry: str = ""  # the run's name without its seed: the row it averages into
     primary: bool = True  # the entry's first pair (what the main command runs)
-    stop: int = 0  # where the main command stops it (``main_iterations``); 0: not in it
+    stop: int = 0  # where the main table stops it (``main_iterations``); 0: not in it
     task_specs: tuple[tuple[str, RunSpec], ...] = ()  # tasks whose ``rl`` changes the spec
     lab_seed: int = 0  # which pre-training of the base and teacher it starts from (lab_model)
 
@@ -204,7 +204,7 @@ def resolve_runs(cfg: Config, source: str = "<config>") -> dict[str, Run]:
                 raise ConfigError(f"invalid config {source}:\n  runs.{i}: run name {name!r} is "
                                   "used twice (or is reserved); set `name`")
             runs[name] = Run(name, entry.method, seed, spec, tasks, dict(entry.overrides),
-                             entry.group, row, k == 0, stop if k == 0 else 0, task_specs, lab)
+                             entry.group, row, k == 0, stop, task_specs, lab)
     return runs
 
 
@@ -237,7 +237,7 @@ def reference_run(cfg: Config, runs: dict[str, Run]) -> str | None:
 
 def kept_iterations(spec: RunSpec, stop: int = 0) -> list[int]:
     """Iterations whose checkpoint is evaluated and kept: every ``eval_every``, the last, and
-    ``stop`` (where the main command ends a main-table run: ``Run.stop``)."""
+    ``stop`` (where the main table ends a main-table run: ``Run.stop``)."""
     extra = {stop} if 0 < stop < spec.iterations else set()
     return sorted({*range(spec.eval_every, spec.iterations + 1, spec.eval_every),
                    spec.iterations, *extra})
