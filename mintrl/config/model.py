@@ -152,9 +152,9 @@ class Config(Strict):
         None, description="A main-table row (entry name) shown in every ablation table as the "
         "reference point, on the ablation's tasks (its first (lab seed, RL seed) pair).")
     main_iterations: int | None = Field(
-        None, ge=1, description="Where the main command (`snakemake`) stops the main table's "
-        "runs; `snakemake main_table` / `sweep` continue the same runs to their `iterations`. "
-        "None: no shorter main command.")
+        None, ge=1, description="Where the main command (`snakemake`) and `snakemake "
+        "main_table` (every pair) stop the main table's runs; `snakemake sweep` continues the "
+        "same runs to their `iterations`. None: the main table runs to `iterations`.")
     experiment: str = Field("mintrl", min_length=1, description="MLflow experiment name.")
     tracking_uri: str = Field(
         "sqlite:///results/mlflow.db", description="MLflow store (relative to the workdir).")
