@@ -101,7 +101,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "rollout equal. "
      "The other files are the length toy's (`config/length_toy.yaml`, whose gap is a length "
      "cliff): `main_table_length_toy.md` with today's CPU pins on an Intel Xeon, "
-     "`pair_spread.md` how far another pair moved each cell (first pins), and older runs with "
+     "`pair_spread_length_toy.md` how far another pair moved each cell (first pins), and older "
+     "runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
      ["main_table.md", "claims_main_command.md", "run_diagnostics_arith.md",
@@ -118,7 +119,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "wrong_corrections.md",
       "main_table_74eb489.md",
       "pair_spread_fact_toy.md", "refactor_check_issue24.md",
-      "main_table_length_toy.md", "pair_spread.md",
+      "main_table_length_toy.md", "pair_spread_length_toy.md",
       "main_table_epyc_avx2_pins.md", "main_table_native_1f5d6b0.md",
       "main_table_20it_untuned.md"]),
     ("Minimal intervention and a regression that acts (issue 25): the measurements that chose "
