@@ -106,7 +106,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the previous toy (MInTRL-Const at lr 1e-5, its regression inert). "
      "`main_table_a4de815.md` is the same command on the previous fact toy (Intel Xeon), with "
      "the same diagnostics of its runs (`*_a4de815.md`) and item 4's wrong-correction control "
-     "over 3 pairs (`wrong_corrections.md`); `main_table_74eb489.md` the same command before "
+     "over 3 pairs (`wrong_corrections_a4de815.md`); `main_table_74eb489.md` the same command "
+     "before "
      "issue 25's settings; "
      "`pair_spread_fact_toy.md` how far a second pair moved each cell (earlier settings); "
      "`refactor_check_issue24.md` that the refactors of issue 24 left every table and "
@@ -129,7 +130,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "main_table_a4de815.md",
       "run_diagnostics_arith_a4de815.md", "run_diagnostics_intfn_a4de815.md",
       "coverage_by_kind_arith_a4de815.md", "coverage_by_kind_intfn_a4de815.md",
-      "wrong_corrections.md",
+      "wrong_corrections_a4de815.md",
       "main_table_74eb489.md",
       "pair_spread_fact_toy.md", "refactor_check_issue24.md",
       "main_table_length_toy.md", "pair_spread_length_toy.md",
