@@ -92,7 +92,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "command stops it (12 iterations), with paired intervals over problems and pairs; "
      "`pair_spread.md` each cell of each pair, and its range over the three (arith hard moves "
      "by up to 60 pp from one lab seed to another: one pair decides nothing there); "
-     "`claims_main_table.md` the paper's main-table claims decided over those three pairs. "
+     "`claims_main_table.md` the paper's main-table claims decided over those three pairs; "
+     "`wrong_corrections.md` issue 25's item 4 over the same three pairs (the "
+     "corrections-only control and MInTRL-Const, clean and with a wrong intervener). "
      "`main_table.md` is the main command of the default config (issue 23's toy, the teacher "
      "trained from the base, issue 25's defaults, every row at the values `snakemake tune` "
      "chose on this toy), one (lab seed, RL seed) pair, timed on an Intel Xeon, with what each "
@@ -118,7 +120,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "runs with "
      "the first pins (MKL at its AVX2 branch, AMD EPYC) or before any pins, kept for the "
      "record.",
-     ["main_table_pairs.md", "pair_spread.md", "claims_main_table.md",
+     ["main_table_pairs.md", "pair_spread.md", "claims_main_table.md", "wrong_corrections.md",
       "main_table.md", "claims_main_command.md", "run_diagnostics_arith.md",
       "run_diagnostics_intfn.md", "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md",
       "main_table_44bc660_amd.md", "claims_main_command_44bc660.md",
