@@ -39,22 +39,19 @@ def load_summary(folder: Path, config: Path, metric: str) -> pd.DataFrame:
     """The same frame as ``load``, from one summary of several pairs: each run's ``metric`` at
     its latest evaluation, and its difference to the base of its lab seed (same problems)."""
     from mintrl.config import load_config
-    from mintrl.config.naming import split_lab_model
     from mintrl.config.runs import resolve_runs
-    from mintrl.report.tables import latest
+    from mintrl.report.tables import latest, rows_and_labs
 
     runs = resolve_runs(load_config(config))
     evals = latest(pd.read_csv(folder / "evaluations.csv"))
-    records = []
-    for run, bench, value in evals[["run", "benchmark", metric]].itertuples(index=False):
-        if run in runs:
-            r = runs[run]
-            records.append((r.entry, bench, r.lab_seed, f"{r.lab_seed},{r.seed}", value))
-        elif (lab := split_lab_model(run)) is not None:
-            records.append((lab[0], bench, lab[1], None, value))
-        else:
-            raise SystemExit(f"{folder / 'evaluations.csv'}: run {run!r} is not in {config}")
-    df = pd.DataFrame(records, columns=["row", "benchmark", "lab", "pair", "mean"])
+    row_of, lab_of = rows_and_labs(evals["run"].unique(), runs)
+    if unknown := sorted(set(evals["run"]) - set(row_of)):
+        raise SystemExit(f"{folder / 'evaluations.csv'}: run {unknown[0]!r} is not in {config}")
+    df = pd.DataFrame({"row": evals["run"].map(row_of), "benchmark": evals["benchmark"],
+                       "lab": evals["run"].map(lab_of),
+                       "pair": evals["run"].map({n: f"{r.lab_seed},{r.seed}"
+                                                 for n, r in runs.items()}),
+                       "mean": evals[metric]})
     pair_of_lab = df.dropna(subset="pair").groupby("lab")["pair"].first()
     df["pair"] = df["pair"].fillna(df["lab"].map(pair_of_lab))
     base = df[df["row"] == "base"].set_index(["lab", "benchmark"])["mean"]
