@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 from mintrl.report.tables import eval_records, results_table, to_markdown
 
@@ -207,9 +208,45 @@ def test_lab_models_are_rows_of_their_role_and_one_pair_is_said_so(tmp_path):
     paths = [_lab_run(tmp_path, "base", [0.0, 1.0]), _lab_run(tmp_path, "grpo-s0", [1.0, 1.0]),
              _lab_run(tmp_path, "teacher", [1.0, 1.0])]
     stats = seed_table(problem_scores(eval_records(paths), {}), "pass@1", n_boot=10)
-    md = table_markdown(stats, ["base", "grpo-s0", "teacher"])
+    md = table_markdown(stats, ["base", "grpo-s0", "teacher"], spread=tmp_path / "none.md")
     assert "pairs per row: base 1, grpo-s0 1, teacher 1." in md  # the main command's table
     assert "| teacher | +50.0 [" in md and "| base | +" not in md
+    assert md.startswith("**One pair.** Every row here is one (lab seed, RL seed) pair")
+    assert "`python benchmarks/pair_spread.py --summary results/summary/main_table`" in md
+
+
+def test_a_one_pair_table_says_how_far_another_pair_moves_it_as_measured(tmp_path):
+    """The main command's table quotes the committed three-pair spread (what
+    benchmarks/pair_spread.py wrote); a table of several pairs per row needs no such note."""
+    from mintrl.report.tables import (
+        PAIR_SPREAD,
+        one_pair_note,
+        problem_scores,
+        rows_and_labs,
+        seed_table,
+        table_markdown,
+    )
+
+    committed = one_pair_note(Path(__file__).resolve().parents[1] / PAIR_SPREAD)
+    assert "another pair moves a cell by" in committed, "pair_spread.md's closing line moved"
+    spread = tmp_path / "pair_spread.md"
+    spread.write_text("| table |\n\nLargest range over pairs: 59.6 pp (opd/arith/hard); of a "
+                      "difference to the base: 59.4 pp (opd/arith/hard). Median range: 6.3 pp, "
+                      "of a difference 10.9 pp.\n")
+    assert one_pair_note(spread).endswith(
+        "another pair moves a cell by 6.3 pp at the median and by up to 59.6 pp "
+        f"(opd/arith/hard), measured over three pairs in `{spread}`.")
+    one = [_lab_run(tmp_path, "base", [0.0, 1.0]), _lab_run(tmp_path, "grpo-s0", [1.0, 1.0])]
+    two = [*one, _lab_run(tmp_path, "base-lab1", [0.0, 0.0]),
+           _lab_run(tmp_path, "grpo-lab1-s1", [1.0, 0.0])]
+    for paths, pairs in ((one, 1), (two, 2)):
+        evals = eval_records(paths)
+        row_of, lab_of = rows_and_labs(evals["run"].unique(), {})
+        row_of |= {"grpo-s0": "grpo", "grpo-lab1-s1": "grpo"}
+        lab_of |= {"grpo-lab1-s1": 1}
+        stats = seed_table(problem_scores(evals, row_of, lab_of), "pass@1", n_boot=10)
+        md = table_markdown(stats, ["base", "grpo"], spread=spread)
+        assert md.startswith("**One pair.**") == (pairs == 1), md
 
 
 def test_a_toys_columns_read_easy_medium_hard_and_the_average_comes_last():

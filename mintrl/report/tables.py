@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,12 @@ MEAN_NOTE = ("Mean ± std over a row's runs, one per (lab seed, RL seed) pair (t
 DELTA_NOTE = ("Each run minus the base pre-trained with the same lab seed, on the same problems; "
               "mean ± std over pairs [bootstrap 95 % interval over problems and pairs]; in "
               "bold where the interval lies wholly above 0")
+# How far one (lab seed, RL seed) pair moves the embedded default's table, measured over the
+# three pairs of `snakemake main_table` (benchmarks/pair_spread.py writes it; paths are the
+# workflow's, relative to the repository root where Snakemake runs).
+PAIR_SPREAD = Path("benchmarks/results/pair_spread.md")
+_SPREAD_LINE = re.compile(r"Largest range over pairs: ([\d.]+) pp \(([^)]+)\).*"
+                          r"Median range: ([\d.]+) pp")
 
 
 def eval_records(paths: list[Path]) -> pd.DataFrame:
@@ -251,11 +258,34 @@ def delta_markdown(stats: pd.DataFrame, order: list[str]) -> str:
     return stats_markdown(delta, order, note=DELTA_NOTE, signed=True)
 
 
+def one_pair_note(spread: Path = PAIR_SPREAD) -> str:
+    """What a table of one (lab seed, RL seed) pair per row says first: that it is one draw
+    of the lab and the RL seed, and how far another draw moves a cell, as measured for the
+    embedded default in ``spread`` (its closing line; only the pointer when it is not there)."""
+    head = ("**One pair.** Every row here is one (lab seed, RL seed) pair: one draw of the "
+            "lab's pre-training and of RL. `snakemake main_table` runs three pairs per row "
+            "and gives each a spread and paired intervals over them.")
+    try:
+        found = _SPREAD_LINE.search(spread.read_text())
+    except OSError:
+        found = None
+    if found is None:
+        return (f"{head} How far another pair moves a cell: `python benchmarks/pair_spread.py "
+                f"--summary results/summary/main_table` after it.")
+    largest, where, median = found.groups()
+    return (f"{head} On the embedded default another pair moves a cell by {median} pp at the "
+            f"median and by up to {largest} pp ({where}), measured over three pairs in "
+            f"`{spread}`.")
+
+
 def table_markdown(pass1: pd.DataFrame, order: list[str],
-                   versus: dict[str, pd.DataFrame] | None = None) -> str:
+                   versus: dict[str, pd.DataFrame] | None = None,
+                   spread: Path = PAIR_SPREAD) -> str:
     """table.md: Pass@1, then its difference to the base, then to each ``versus`` row
-    (``versus_table``)."""
+    (``versus_table``); a table of one pair per row opens with ``one_pair_note(spread)``."""
     text = "Pass@1 (%)\n\n" + stats_markdown(pass1, order)
+    if not pass1.empty and pass1["seeds"].max() == 1:
+        text = one_pair_note(spread) + "\n\n" + text
     delta = delta_markdown(pass1, order)
     if delta:
         text += "\nPass@1 minus the base's of the same lab seed (pp)\n\n" + delta
