@@ -51,8 +51,14 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "same Intel Xeon: 46 of 48 cells differ, 17 by more than their range over the three lab "
      "seeds of `snakemake main_table` (a fourth draw falls outside the range of three in half "
      "the cells by chance alone): without the pins the table is another draw; with them it is "
-     "one table. Pins off, the command took 19 min 08 s against 34 min 04 s pinned.",
-     ["cross_vendor_main.md", "native_main.md", "main_table_native.md", "cpu_numerics.md",
+     "one table. Pins off, the command took 19 min 08 s against 34 min 04 s pinned. "
+     "`main_command_time.md`: where the pinned command's time goes (32 min 26 s at aa1166d, "
+     "the same table): float32 matrix products bound every stage, and MKL's vendor-neutral "
+     "branch is SSE2; `gemm_paths.md`: the toy's products on each GEMM path, timed side by "
+     "side, with digests on emulated AMD and Intel processors (numpy's OpenBLAS with its "
+     "Haswell kernel named: the same digest on both, at 0.40 times the pins' time).",
+     ["cross_vendor_main.md", "native_main.md", "main_table_native.md",
+      "main_command_time.md", "gemm_paths.md", "cpu_numerics.md",
       "cpu_vendor.md",
       "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
