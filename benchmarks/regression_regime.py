@@ -1,5 +1,5 @@
 """Does the advantage regression act? MInTRL over a grid of (anchor, β₂, lr), a few iterations
-each, with the update diagnostics every iteration logs (mintrl.training.diagnostics).
+each, with the update diagnostics (mintrl.training.diagnostics) taken at every iteration.
 
 Run after the main command's lab (it reads the pre-trained base, the teacher and the filtered
 training prompts under results/):
@@ -58,7 +58,8 @@ def run_point(config: Path, task: str, overrides: dict, iterations: int, seed: i
     raw["runs"] = [{"method": "mintrl", "name": "regime", "group": "regime", "seeds": [seed],
                     "overrides": {**overrides, "iterations": iterations, "tasks": [task],
                                   "intervention_iterations": iterations,
-                                  "eval_every": iterations, "iterations_per_job": iterations}}]
+                                  "eval_every": iterations, "iterations_per_job": iterations,
+                                  "diagnostics_every": 1}}]  # each iteration measured
     raw.pop("ablation_reference", None)
     raw.pop("tune", None)
     path = work / "config.yaml"

@@ -5,7 +5,8 @@ Run after the main command (it reads the runs' per-iteration metrics):
     python benchmarks/run_diagnostics.py --task arith --runs mintrl-const-s0,mintrl-proxy-s0
     # -> results/benchmarks/run_diagnostics_arith.md
 
-Per run, the mean over the teacher phase and over the iterations after it of: the teacher's
+Per run, the mean over the teacher phase and over the iterations after it (the update's own
+measures over the iterations that took them: ``rl.diagnostics_every``) of: the teacher's
 share of semi-on-policy tokens and corrections per rollout; KL(π_{t+1} ‖ π_t) per token;
 |residual| / |r − V̂| at the start and the end of the update and β₂·|Δ log π| / |r − V̂| (the
 regression acts when the latter is of order 0.1-1 and the residual shrinks); each part's share

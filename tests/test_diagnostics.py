@@ -32,11 +32,15 @@ def _rollouts(n_prompts=2, seed=0):
     return pd.DataFrame(rows)
 
 
-def _train(tokenizer, lr, beta2=0.5, objective="regression", **kw):
+def _train(tokenizer, lr, beta2=0.5, objective="regression", iteration=0, weights=None, **kw):
     spec = RunSpec(method="mintrl", anchor="proxy", beta2=beta2, lr=lr, minibatch_size=8,
                    micro_batch_size=4, **kw)
     engine = deepspeed_engine(build_model(ARCH, tokenizer, seed=0), spec)
-    return train_iteration(engine, _rollouts(), spec, objective, tokenizer.pad_token_id, seed=0)
+    stats = train_iteration(engine, _rollouts(), spec, objective, tokenizer.pad_token_id, seed=0,
+                            iteration=iteration)
+    if weights is not None:  # the updated policy, for comparing two updates bit for bit
+        weights.update({k: v.detach().clone() for k, v in engine.module.state_dict().items()})
+    return stats
 
 
 def test_the_update_is_measured_against_the_policy_it_started_from(tokenizer):
@@ -67,6 +71,24 @@ def test_gradient_parts_split_the_rollouts_and_their_shares_add_to_one(tokenizer
     assert only["grad/norm_control"] == 0.0
     off = _train(tokenizer, lr=1e-4, gradient_parts=False)
     assert not any(k.startswith("grad/") for k in off)
+
+
+def test_the_update_is_measured_every_few_iterations_and_the_weights_do_not_depend_on_it(
+        tokenizer):
+    """diagnostics_every 4 measures iterations 1, 5, 9, ...: iteration 2 logs no
+    diagnostics, and its update is the same, bit for bit, as one measured every iteration."""
+    spec = RunSpec(method="mintrl", diagnostics_every=4)
+    assert [t for t in range(1, 13) if spec.diagnosed(t)] == [1, 5, 9]
+    assert RunSpec(method="mintrl", diagnostics_every=1).diagnosed(2)
+    sparse, dense = {}, {}
+    quiet = _train(tokenizer, lr=3e-3, iteration=2, diagnostics_every=4, weights=sparse)
+    every = _train(tokenizer, lr=3e-3, iteration=2, diagnostics_every=1, weights=dense)
+    measured = _train(tokenizer, lr=3e-3, iteration=5, diagnostics_every=4)
+    keys = ("update/", "regression/residual_ratio", "regression/beta2_move", "grad/")
+    assert not any(k.startswith(keys) for k in quiet)
+    assert {"update/kl_per_token", "grad/share_control"} <= set(every) & set(measured)
+    assert quiet["losses/loss"] == every["losses/loss"]
+    assert all(torch.equal(sparse[k], dense[k]) for k in dense)
 
 
 def test_the_stability_rule_sets_the_const_bonus_to_a_share_of_the_advantage():

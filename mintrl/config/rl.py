@@ -171,8 +171,15 @@ class RunSpec(Strict):
         0.5, gt=0, description="Stability rule: the Const anchor's extra advantage of an "
         "intervened rollout, as a share of the iteration's mean |r − V̂| (docs/design.md §1.2: "
         "small next to |r − V̂|).")
+    diagnostics_every: int = Field(
+        4, ge=1, description="Measure what the update did (π_{t+1} against π_t on the "
+        "rollouts: `update/…`, `regression/…`; and `gradient_parts`) at iteration 1 and every "
+        "this many after it (1, 1 + k, 1 + 2k, ...). They are passes that do not shape the "
+        "weights: taken every iteration (1) they were 15 % of the main command's segment time "
+        "(benchmarks/results/main_command_time.md).")
     gradient_parts: bool = Field(
-        True, description="Log, every iteration, the gradient norm each part of the rollouts "
+        True, description="Log, on the iterations `diagnostics_every` measures, the gradient "
+        "norm each part of the rollouts "
         "contributes at θ = π_t (semi-on-policy policy and intervention tokens, control or "
         "on-policy rollouts) on the first micro-batch, when there are two parts or more: one "
         "extra backward per part, one gradient copy per part held (one process without ZeRO "
@@ -261,6 +268,11 @@ class RunSpec(Strict):
         """The rollout budget per prompt and iteration."""
         phase = get_method(self.method).phase
         return self.n_semi + self.n_control if phase and phase.judge else self.group_size
+
+    def diagnosed(self, iteration: int) -> bool:
+        """Whether iteration ``iteration`` measures its update (``diagnostics_every``); 0 and 1
+        (the first iteration, or a one-off update) always do."""
+        return iteration <= 1 or (iteration - 1) % self.diagnostics_every == 0
 
     def objective_at(self, iteration: int) -> str:
         """Registered objective (mintrl.algo.objectives) used at ``iteration``."""

@@ -275,10 +275,11 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     ref = reference_pass(engine, micro, spec, objective, device, ref_model, const_c,
                          teacher_model, df, targets)
     t_parts = time.perf_counter()
+    measure = spec.diagnosed(iteration)
     with diagnostic():  # logged, not part of the method's update (nor of its cost)
         parts = (first_minibatch_parts(engine, micro, len(plans[0]), rows_per_mini[0],
                                        objective, ref, targets, spec, df, device)
-                 if spec.gradient_parts else {})
+                 if spec.gradient_parts and measure else {})
     t1 = time.perf_counter()
 
     engine.module.train()
@@ -309,7 +310,8 @@ def train_iteration(engine, df: pd.DataFrame, spec: RunSpec, objective: str | Ob
     t2 = time.perf_counter()
     with diagnostic():
         moved = update_stats(engine, micro, ref, df, spec, device,
-                             lambda m, mb: forward_logprobs(m, mb, device)[0], targets)
+                             lambda m, mb: forward_logprobs(m, mb, device)[0],
+                             targets) if measure else {}
     out = iteration_stats(stats, ref, len(plans), device) | parts | moved | {
         "time/old_logprobs": t_parts - t0, "time/gradient_parts": t1 - t_parts,
         "time/update": t2 - t1, "time/update_stats": time.perf_counter() - t2}
