@@ -37,6 +37,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import mintrl  # noqa: E402, F401  first: the CPU pins, before torch loads
+
+# isort: split
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
