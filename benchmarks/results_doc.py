@@ -56,9 +56,12 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "the same table): float32 matrix products bound every stage, and MKL's vendor-neutral "
      "branch is SSE2; `gemm_paths.md`: the toy's products on each GEMM path, timed side by "
      "side, with digests on emulated AMD and Intel processors (numpy's OpenBLAS with its "
-     "Haswell kernel named: the same digest on both, at 0.40 times the pins' time).",
+     "Haswell kernel named: the same digest on both, at 0.40 times the pins' time); "
+     "`openblas_gemm_prototype.md`: the toy's pre-training step with every product swapped "
+     "to that path (0.73 times the pinned step, on a loaded machine; the same weights on an "
+     "emulated AMD EPYC as on this Xeon).",
      ["cross_vendor_main.md", "native_main.md", "main_table_native.md",
-      "main_command_time.md", "gemm_paths.md", "cpu_numerics.md",
+      "main_command_time.md", "gemm_paths.md", "openblas_gemm_prototype.md", "cpu_numerics.md",
       "cpu_vendor.md",
       "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
