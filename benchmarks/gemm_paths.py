@@ -32,14 +32,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mintrl.cpu_numerics import OPT_OUT, PINS
+
 ROOT = Path(__file__).resolve().parents[1]
 # (in, out) of q, k, v, o, gate, up, down, lm_head
 LAYERS = [(128, 128), (128, 64), (128, 64), (128, 128), (128, 256), (128, 256), (256, 128),
           (128, 99)]
 ROWS = (2048, 512)
 PATHS = {  # name -> (library, environment, what it is)
-    "mkl-compatible": ("torch", {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"},
-                       "MKL's COMPATIBLE branch (SSE2): the pins, alike on every vendor"),
+    "mkl-compatible": ("torch", {}, "MKL's COMPATIBLE branch (SSE2): the pins, alike on "
+                       "every vendor"),  # mintrl applies its PINS
     "mkl-avx2": ("torch", {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"},
                  "MKL's AVX2 branch: honoured on Intel processors only"),
     "mkl-native": ("torch", {"MINTRL_CPU_NUMERICS": "native"}, "MKL's own choice (pins off)"),
@@ -81,8 +83,7 @@ def probe(path: str, repeats: int, cpu: str | None = None) -> dict:
     """One path's digest and times (ms per pass over every product), in a fresh process."""
     lib, env, _ = PATHS[path]
     full = {k: v for k, v in os.environ.items()
-            if k not in ("MKL_CBWR", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA",
-                         "MINTRL_CPU_NUMERICS", "OPENBLAS_CORETYPE")}
+            if k not in (*PINS, OPT_OUT, "OPENBLAS_CORETYPE")}
     full |= env | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-c", PROBE, lib, json.dumps(LAYERS), json.dumps(ROWS), str(repeats)]
     if cpu:
