@@ -35,7 +35,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     from mintrl.engine.base import Sampling
     from mintrl.engine.transformers_engine import TransformersEngine
@@ -44,6 +44,7 @@ def main() -> None:
     from mintrl.intervention.judges import OracleJudge
     from mintrl.intervention.semi_on_policy import Intensity, semi_on_policy_rollouts
     from mintrl.io import read_table, write_json
+    from mintrl.models import load_model
     from mintrl.prompting import encode_prompts
     from mintrl.tasks import Problem
 
@@ -53,10 +54,9 @@ def main() -> None:
     rows = read_table(args.lab / "data/arith/train.parquet").to_dict("records")[: args.prompts]
     problems = [Problem.from_row(r) for r in rows]
     ids = [p for p in encode_prompts(tok, problems) for _ in range(8)]
-    model = AutoModelForCausalLM.from_pretrained(base, dtype="float32").eval()
-    teacher = TransformersEngine(AutoModelForCausalLM.from_pretrained(teacher_dir,
-                                                                      dtype="float32").eval(),
-                                 tok.eos_token_id, tok.pad_token_id, 512)
+    model = load_model(base).eval()
+    teacher = TransformersEngine(load_model(teacher_dir).eval(), tok.eos_token_id,
+                                 tok.pad_token_id, 512)
     t0 = time.perf_counter()
     engines = {"transformers": TransformersEngine(model, tok.eos_token_id, tok.pad_token_id, 512),
                "vllm": VLLMEngine(base, device="cpu")}

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from mintrl.io import read_table, write_json
+from mintrl.models import load_model
 from mintrl.training.logprobs import response_logprobs
 
 RESULTS = Path("results")
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     splits, prompts, responses, tok = scored_samples(args.task, args.per_problem)
 
     def score(path) -> list[list[float]]:
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+        model = load_model(path).eval()
         return response_logprobs(model, prompts, responses, tok.pad_token_id)
 
     base = score(RESULTS / "models" / args.task / "base")

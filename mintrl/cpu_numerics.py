@@ -3,27 +3,33 @@
 torch's CPU build picks its kernels by the processor it runs on, in three places: ATen's
 vectorised kernels (``ATEN_CPU_CAPABILITY``: AVX-512 where the CPU has it, else AVX2), MKL's
 BLAS and vector maths (``MKL_CBWR``: a code path per instruction set, and per vendor) and
-oneDNN's primitives (``ONEDNN_MAX_CPU_ISA``). Each path rounds differently, and an RL pipeline
-amplifies a last-bit difference into other samples, other updates and another table: the same
-code and versions gave a teacher 8 pp apart on two processors. ``pin_cpu_numerics`` fixes all
-three: ATen and oneDNN at AVX2, which every x86-64 processor of the last decade has, and MKL at
-its ``COMPATIBLE`` branch (SSE2 without the approximate ``rcpps``/``rsqrtps``), the one branch
-MKL runs alike on Intel and on AMD. Its ``AVX2`` branch is not: MKL honours it on Intel
-processors only and takes its automatic branch elsewhere, so an AMD EPYC and an Intel Xeon
-pinned to it pre-trained different weights, and ``exp`` (MKL's vector maths) already differed
-on an emulated AMD processor. Measured: ``benchmarks/cpu_vendor.py`` (emulated AMD and Intel
-processors) and ``benchmarks/cpu_numerics.py`` (this processor's own kernels against the
-pins, and what the pins cost), results in ``benchmarks/results/``. The thread count changes
-float sums too (a GEMM split over threads), so the thread counts are fixed by the workflow,
-not by the machine: pre-training runs ``tasks.<task>.<role>.threads`` whatever ``--cores``
-grants, every other job of the embedded default one thread.
+oneDNN's primitives (``ONEDNN_MAX_CPU_ISA``); numpy's OpenBLAS picks its kernel the same way
+(``OPENBLAS_CORETYPE``). Each path rounds differently, and an RL pipeline amplifies a last-bit
+difference into other samples, other updates and another table: the same code and versions
+gave a teacher 8 pp apart on two processors. ``pin_cpu_numerics`` fixes all four: ATen and
+oneDNN at AVX2, which every x86-64 processor of the last decade has; MKL at its ``COMPATIBLE``
+branch (SSE2 without the approximate ``rcpps``/``rsqrtps``), the one branch MKL runs alike on
+Intel and on AMD (its ``AVX2`` branch is honoured on Intel processors only, elsewhere MKL takes
+its automatic branch: an AMD EPYC and an Intel Xeon pinned to it pre-trained different
+weights); OpenBLAS at its ``Haswell`` kernel (AVX2 and FMA), named rather than detected. MKL's
+``COMPATIBLE`` branch is slow, so the toy models' matrix products, most of the pipeline's time,
+run on that OpenBLAS kernel instead: as vendor-neutral and 2.5x as fast
+(``mintrl.blas_products``). Measured: ``benchmarks/cpu_vendor.py`` (emulated AMD and Intel
+processors), ``benchmarks/cpu_numerics.py`` (this processor's own kernels against the pins,
+and what the pins cost) and ``benchmarks/gemm_paths.py``, results in ``benchmarks/results/``.
 
-It must run before torch is imported (each dispatcher reads its variable once), so the package
-``mintrl/__init__.py`` calls it: every stage is ``python -m mintrl.<stage>`` and imports the
-package first. A variable already set in the environment wins (a cluster's own ``MKL_CBWR``
-stays), and ``MINTRL_CPU_NUMERICS=native`` leaves all three alone. Nothing is set on a
-processor without AVX2 and FMA, nor off x86 (ARM laptops run other kernels: their numbers are
-not bit-equal to x86's whatever is pinned).
+The thread count changes float sums too (a GEMM split over threads: OpenBLAS's sums differ
+between one and two threads, measured), so thread counts are fixed by the workflow, not by the
+machine: pre-training runs ``tasks.<task>.<role>.threads`` whatever ``--cores`` grants, every
+other job of the embedded default one thread, each stage through ``set_threads`` (torch's and
+OpenBLAS's), and OpenBLAS starts at one thread, not at the machine's core count.
+
+It must run before torch and numpy are imported (each dispatcher reads its variable once), so
+the package ``mintrl/__init__.py`` calls it: every stage is ``python -m mintrl.<stage>`` and
+imports the package first. A variable already set in the environment wins (a cluster's own
+``MKL_CBWR`` stays), and ``MINTRL_CPU_NUMERICS=native`` leaves them all alone (and the products
+on torch's own path). Nothing is set on a processor without AVX2 and FMA, nor off x86 (ARM
+laptops run other kernels: their numbers are not bit-equal to x86's whatever is pinned).
 """
 
 from __future__ import annotations
@@ -34,8 +40,11 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 # Values as each library spells them. MKL's branch is the vendor-neutral one, not AVX2: MKL
-# honours its AVX2 branch on Intel processors only (see the module docstring).
-PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+# honours its AVX2 branch on Intel processors only (see the module docstring). OpenBLAS's kernel
+# is named, not detected: the toy models' products run there (mintrl.blas_products).
+OPENBLAS_KERNEL = ("OPENBLAS_CORETYPE", "Haswell")
+PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2",
+        OPENBLAS_KERNEL[0]: OPENBLAS_KERNEL[1]}
 OPT_OUT = "MINTRL_CPU_NUMERICS"  # "native": the processor's own kernels
 
 
@@ -65,7 +74,18 @@ def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
         return {}
     applied = {k: v for k, v in PINS.items() if k not in environ}
     environ.update(applied)
+    environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # not the core count: see set_threads
     return applied
+
+
+def set_threads(n: int) -> None:
+    """Run torch's kernels and numpy's OpenBLAS (the pinned products) on ``n`` threads: a
+    stage's thread count comes from the config, so its sums do not depend on the machine."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(n)
+    threadpool_limits(n, user_api="blas")
 
 
 def kernels(environ: MutableMapping[str, str] = os.environ) -> str:

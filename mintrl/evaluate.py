@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from mintrl.cli import CONFIG_HELP, THREADS_HELP, command_line
 from mintrl.config import load_config
+from mintrl.cpu_numerics import set_threads
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import read_table, write_json, write_table
 from mintrl.report.evaluation import (
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     cfg = load_config(args.config)
-    torch.set_num_threads(args.threads or cfg.threads)
+    set_threads(args.threads or cfg.threads)
     samples = args.samples or cfg.evaluation.samples
     args.engine = args.engine or cfg.rl.engine
     engine, tokenizer = load_engine(args.engine, args.checkpoint, cfg.evaluation.batch_size,

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from mintrl.cli import CONFIG_HELP, THREADS_HELP, command_line
 from mintrl.config import load_config
+from mintrl.cpu_numerics import set_threads
 from mintrl.engine import load_engine
 from mintrl.engine.base import Sampling
 from mintrl.filtering import (
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
-    torch.set_num_threads(args.threads or cfg.threads)
+    set_threads(args.threads or cfg.threads)
     table = read_table(args.prompts)
     if "chat" not in table:  # a split written before prompts carried their rendering
         table["chat"] = False

@@ -1,10 +1,13 @@
-"""The toy models: small Qwen3-architecture causal LMs over the character tokenizer."""
+"""The toy models: small Qwen3-architecture causal LMs over the character tokenizer, built
+(``build_model``) or loaded (``load_model``) with their products routed as the CPU pins say
+(``mintrl.blas_products``): every stage gets its models here."""
 
 from __future__ import annotations
 
 import torch
 from transformers import PreTrainedTokenizerBase, Qwen3Config, Qwen3ForCausalLM
 
+from mintrl.blas_products import route_products
 from mintrl.config import ModelArch
 
 
@@ -33,7 +36,14 @@ def build_model(arch: ModelArch, tokenizer: PreTrainedTokenizerBase, seed: int) 
     model = Qwen3ForCausalLM(qwen3_config(arch, tokenizer))
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
-    return model
+    return route_products(model)
+
+
+def load_model(checkpoint, dtype: str = "float32"):
+    """A Hugging Face causal LM from ``checkpoint`` (a folder), its products routed."""
+    from transformers import AutoModelForCausalLM
+
+    return route_products(AutoModelForCausalLM.from_pretrained(checkpoint, dtype=dtype))
 
 
 def count_parameters(checkpoint) -> int:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from mintrl.cli import UserError, command_line
 from mintrl.config import load_config
 from mintrl.config.runs import lab_model
+from mintrl.cpu_numerics import set_threads
 from mintrl.io import save_checkpoint, write_json
 from mintrl.tasks import get_task
 from mintrl.training.pretraining import (
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     spec = getattr(task_spec, args.role)
     facts = task_spec.facts.table() if task_spec.facts is not None else None
     threads = args.threads or spec.threads
-    torch.set_num_threads(threads)
+    set_threads(threads)
     seed = cfg.seed + spec.seed
     model_seed = lab_seed_of(seed, args.lab_seed)
     print(f"[pretrain] task={args.task} role={args.role} lab_seed={args.lab_seed} "

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from mintrl.cli import CONFIG_HELP, TASK_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
+from mintrl.cpu_numerics import set_threads
 from mintrl.engine import Sampling, load_engine
 from mintrl.io import write_table
 from mintrl.rollouts import (
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
     spec = run.spec_for(args.task)
-    torch.set_num_threads(args.threads or cfg.threads)
+    set_threads(args.threads or cfg.threads)
     engine, tokenizer = load_engine(spec.engine, args.checkpoint, batch_size=512,
                                     device=cfg.device, gpu_memory=cfg.vllm_gpu_memory)
     problems = select_prompts(load_problems(args.prompts), spec.prompts_per_iteration,

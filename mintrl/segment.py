@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 from mintrl.cli import CONFIG_HELP, RUN_HELP, TASK_HELP, THREADS_HELP, command_line
+from mintrl.cpu_numerics import set_threads
 
 T_START = time.perf_counter()  # segment.json's start-up share counts the imports
 
@@ -48,14 +49,13 @@ def main(argv: list[str] | None = None) -> None:
     # arguments, which some Python versions keep
     args = vars(ap.parse_args(argv[1:] if argv[:1] == ["--"] else argv))
 
-    import torch
 
     from mintrl.config import load_run
     from mintrl.training.rl_loop import JobError, SegmentJob, run_segment
 
     imports = time.perf_counter() - T_START
     cfg, run = load_run(args.pop("config"), args.pop("run"))
-    torch.set_num_threads(args.pop("threads") or cfg.threads)
+    set_threads(args.pop("threads") or cfg.threads)
     try:  # inputs that do not fit the run: one line, not a traceback
         run_segment(SegmentJob(cfg=cfg, run=run, **args), started=T_START, imports=imports)
     except JobError as err:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from mintrl.cli import CONFIG_HELP, RUN_HELP, TASK_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
+from mintrl.cpu_numerics import set_threads
 from mintrl.training.sft import (
     run_sft,
 )
@@ -38,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, help=THREADS_HELP)
     args = ap.parse_args(argv)
     cfg, run = load_run(args.config, args.run)
-    torch.set_num_threads(args.threads or cfg.threads)
+    set_threads(args.threads or cfg.threads)
     run_sft(cfg, run, args.task, args.teacher, args.init, args.prompts, args.out,
             args.device or cfg.device)
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 from mintrl.cli import CONFIG_HELP, RUN_HELP, THREADS_HELP, command_line
 from mintrl.config import load_run
+from mintrl.cpu_numerics import set_threads
 from mintrl.io import read_table
 from mintrl.schemas import ROLLOUTS
 from mintrl.training.one_iteration import (
@@ -51,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     missing = sorted(set(ROLLOUTS.names) - set(df.columns))
     if missing:
         raise SystemExit(f"{args.rollouts}: not a rollouts table, missing columns {missing}")
-    torch.set_num_threads(args.threads or cfg.threads)
+    set_threads(args.threads or cfg.threads)
     stats = train_on_rollouts(run, spec, df, args.iteration, args.init, args.init_optim,
                               args.out_model, args.out_optim,
                               args.const_c if args.const_c is not None else spec.const_c,

@@ -13,7 +13,8 @@ loss, AdamW) stays ATen's, at the pinned AVX2. Settings, each in a fresh process
 
 - ``mkl``: the model as the pipeline runs it (SDPA attention, MKL COMPATIBLE);
 - ``mkl-eager``: the same with transformers' eager attention (its products MKL's too);
-- ``openblas``: the swapped model.
+- ``openblas``: the swapped model;
+- ``openblas-linear``: only the ``nn.Linear`` products swapped, attention SDPA's (MKL).
 
 Each runs the intfn base's pre-training (``tasks.intfn.base``) for ``--steps`` steps after
 ``--warmup`` untimed ones, one thread, and prints seconds per step and the sha256 of the final
@@ -102,13 +103,14 @@ def build(setting: str, task: str):
     model = build_model(spec.arch, tok, cfg.seed + spec.seed)
     if setting == "mkl-eager":
         model.set_attn_implementation("eager")
+    if setting in ("openblas", "openblas-linear"):
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear):
+                m.forward = blas_linear.__get__(m)
     if setting == "openblas":
         AttentionInterface.register("blas", blas_attention)
         AttentionMaskInterface.register("blas", eager_mask)
         model.set_attn_implementation("blas")
-        for m in model.modules():
-            if isinstance(m, torch.nn.Linear):
-                m.forward = blas_linear.__get__(m)
     return model, tok, spec, get_task(task), cfg.tasks[task].facts.table()
 
 
@@ -164,7 +166,7 @@ def main() -> None:
         print(json.dumps(run(args.child, args.task, args.steps, args.warmup, args.batch)))
         return
     for _ in range(args.repeats):  # alternating, so that the ratios are side by side
-        for setting in ("mkl", "mkl-eager", "openblas"):
+        for setting in ("mkl", "mkl-eager", "openblas", "openblas-linear"):
             print(json.dumps(child(setting, args.task, args.steps, args.warmup, None)),
                   flush=True)
     if args.emulate:

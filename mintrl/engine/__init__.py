@@ -16,7 +16,9 @@ def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str =
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; known engines: {list(ENGINES)}")
     checkpoint = io.checkpoint_path(checkpoint)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from mintrl.models import load_model
 
     if name == "vllm":
         from mintrl.engine.vllm_engine import VLLMEngine
@@ -31,7 +33,7 @@ def load_engine(name: str, checkpoint: str, batch_size: int = 256, device: str =
     # frozen models (teacher, judge, evaluation) in bf16 on GPUs: half the memory, the same
     # precision the trainer's bf16 policy samples in
     dtype = "bfloat16" if device.startswith("cuda") else "float32"
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=dtype).to(device).eval()
+    model = load_model(checkpoint, dtype).to(device).eval()
     engine = TransformersEngine(model, tokenizer.eos_token_id, tokenizer.pad_token_id, batch_size)
     return engine, tokenizer
 

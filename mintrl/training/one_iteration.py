@@ -17,8 +17,9 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
     """One iteration of ``run``'s objective on the rollout table ``df``, starting from the
     policy that sampled it (``init``, and ``init_optim``'s optimizer state); writes the
     model, the optimizer state and ``<out_model>.train.json``; returns the metrics."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
+    from mintrl.models import load_model
     from mintrl.training.trainer import (
         deepspeed_engine,
         load_optimizer_state,
@@ -35,7 +36,7 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
         raise SystemExit(f"the {spec.objective_at(iteration)} objective needs the teacher: "
                          "pass --teacher CHECKPOINT")
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_path(init))
-    model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
+    model = load_model(init)
     engine = deepspeed_engine(model, spec, device)
     if init_optim:
         load_optimizer_state(engine, init_optim)
@@ -45,7 +46,7 @@ def train_on_rollouts(run, spec, df, iteration: int, init: Path, init_optim: Pat
 
         shared_vocab_check(tokenizer, AutoTokenizer.from_pretrained(checkpoint_path(teacher_dir)),
                            run.method)
-        teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype="float32")
+        teacher = load_model(teacher_dir)
         teacher.to(device).eval()
     stats = train_iteration(engine, df, spec, objective, tokenizer.pad_token_id,
                             iteration_seed(run.seed, iteration, 2), device,

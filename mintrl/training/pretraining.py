@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM
 
 from mintrl.config import LAB_SEED_STRIDE, PretrainSpec
 from mintrl.io import read_table
-from mintrl.models import build_model
+from mintrl.models import build_model, load_model
 from mintrl.progress import progress as progress_bar
 from mintrl.tasks import Task
 from mintrl.tasks.facts import FactTable
@@ -191,7 +190,7 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     model_seed = lab_seed_of(seed, lab_seed)
     tokenizer = build_char_tokenizer()
     model = (build_model(spec.arch, tokenizer, model_seed) if init is None
-             else AutoModelForCausalLM.from_pretrained(init, dtype="float32"))
+             else load_model(init))
     model.train()
     rng = np.random.default_rng(model_seed)
     opt = pretrain_optimizer(model.parameters(), spec)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from mintrl.algo.objectives import get_objective
 from mintrl.config import Config
@@ -33,6 +33,7 @@ from mintrl.engine.transformers_engine import TransformersEngine
 from mintrl.intervention.policies import intervention_policies
 from mintrl.io import checkpoint_path, read_table, write_json, write_table
 from mintrl.methods import get_method
+from mintrl.models import load_model
 from mintrl.progress import progress
 from mintrl.report.inspector import write_inspector
 from mintrl.rollouts import (
@@ -161,12 +162,10 @@ def run_iterations(job: SegmentJob) -> dict:
     done = find_resume(root, job.start, job.end, fp)
     src = iter_dir(root, done) / "state" if done >= job.start else None
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_path(job.init))
-    model = AutoModelForCausalLM.from_pretrained(src / "model" if src else job.init,
-                                                 dtype="float32")
+    model = load_model(src / "model" if src else job.init)
     ref_model = None
     if spec.kl_coef > 0:
-        ref_model = AutoModelForCausalLM.from_pretrained(checkpoint_path(job.reference),
-                                                         dtype="float32")
+        ref_model = load_model(checkpoint_path(job.reference))
         ref_model.to(job.device).eval()
     t_ds = time.perf_counter()
     engine = deepspeed_engine(model, spec, job.device)

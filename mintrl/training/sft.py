@@ -15,7 +15,7 @@ from mintrl.algo.objectives import LossInputs, get_objective
 from mintrl.config import SFTSpec
 from mintrl.engine.base import Sampling
 from mintrl.io import checkpoint_path, write_json, write_table
-from mintrl.models import count_parameters
+from mintrl.models import count_parameters, load_model
 from mintrl.progress import progress
 from mintrl.prompting import encode_prompts
 from mintrl.rollouts import iteration_seed, load_problems, on_policy_rollouts
@@ -76,7 +76,7 @@ def run_sft(cfg, run, task: str, teacher_dir: Path, init: Path, prompts: Path, o
     """SFT+GRPO's supervised stage for ``run`` on ``task``: the teacher's trajectories on the
     prompts (``out/samples.parquet``), next-token training of ``init`` on the kept ones
     (``out/model``); returns and writes its metrics (``out/metrics.json``)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     from mintrl.engine import load_engine
 
@@ -104,7 +104,7 @@ def run_sft(cfg, run, task: str, teacher_dir: Path, init: Path, prompts: Path, o
     n_teacher = count_parameters(teacher_dir)
     del teacher
 
-    model = AutoModelForCausalLM.from_pretrained(init, dtype="float32")
+    model = load_model(init)
     engine = deepspeed_engine(model, run_spec, device, lr=spec.lr)
     stats = sft_train(engine, kept, spec, policy_tok.pad_token_id,
                       iteration_seed(run.seed, 0, PLAN_SEED), device)
