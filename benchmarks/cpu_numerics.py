@@ -7,11 +7,12 @@ Each setting pre-trains the arith base (``--steps`` steps, 2 threads as the work
 pretrain rule, unless the setting says otherwise) and runs iteration 1 of ``grpo-s0``
 (rollouts + update, 1 thread) from its own base; the chain is what a user's table depends on.
 The rows: the pins (the default), the pins at 1 pre-training thread, the pins on
-a processor whose MKL may use AVX2 at most (``MKL_ENABLE_INSTRUCTIONS``), this processor's own
-kernels (pins off), and the pins of before, with MKL's AVX2 branch, which MKL honours on Intel
-processors only (benchmarks/cpu_vendor.py shows the vendor part on emulated processors). The
-pinned, native and AVX2-branch settings run ``--repeats`` times alternately, so their time
-ratios are measured side by side.
+a processor whose MKL may use AVX2 at most (``MKL_ENABLE_INSTRUCTIONS``), the pins with the
+models' products left on MKL's COMPATIBLE branch (as before ``mintrl.blas_products``), this
+processor's own kernels (pins off), and the first pins, with MKL's AVX2 branch, which MKL
+honours on Intel processors only (benchmarks/cpu_vendor.py shows the vendor part on emulated
+processors). The pinned, MKL-products and native settings run ``--repeats`` times alternately,
+so their time ratios are measured side by side.
 """
 
 from __future__ import annotations
@@ -29,23 +30,27 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-DISPATCHERS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+DISPATCHERS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS",
+               "OPENBLAS_CORETYPE")
 NATIVE = {"MINTRL_CPU_NUMERICS": "native"}
 # name -> (environment, pre-training threads, what it stands for)
 SETTINGS = {
-    "pinned": ({}, 2, "the default: ATen and oneDNN at AVX2, MKL at its COMPATIBLE branch "
-               "(mintrl.cpu_numerics)"),
+    "pinned": ({}, 2, "the default: ATen and oneDNN at AVX2, MKL at its COMPATIBLE branch, "
+               "the models' products on OpenBLAS's Haswell kernel (mintrl.cpu_numerics)"),
     "pinned-1-thread": ({}, 1, "the pins, pre-training at 1 thread, not the role's 2: what "
                         "the thread count changes (the workflow runs the role's count "
                         "whatever --cores grants)"),
     "pinned-mkl-avx2-cpu": ({"MKL_ENABLE_INSTRUCTIONS": "AVX2"}, 2, "the pins, MKL "
                             "dispatching as on an AVX2-only processor"),
+    "pinned-mkl-products": ({"OPENBLAS_CORETYPE": ""}, 2, "the pins with the products on "
+                            "MKL's COMPATIBLE branch, not OpenBLAS (the pins before "
+                            "mintrl.blas_products)"),
     "native": (NATIVE, 2, "pins off: this processor's own kernels"),
     "avx2-branch": ({**NATIVE, "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
                      "ONEDNN_MAX_CPU_ISA": "AVX2"}, 2, "the pins of before: MKL at its AVX2 "
                     "branch, which it takes on Intel processors only"),
 }
-TIMED = ("pinned", "native", "avx2-branch")
+TIMED = ("pinned", "pinned-mkl-products", "native")
 
 
 def weights_digest(folder: Path) -> str:

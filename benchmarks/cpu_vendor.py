@@ -10,7 +10,9 @@ runs this same Python, torch and MKL on an emulated processor whose CPUID says A
 or Intel Haswell (both AVX2 + FMA, no AVX-512), so MKL and ATen dispatch as they would there.
 The probe is the arith base's first pre-training steps as ``mintrl.pretrain`` takes them
 (model init, loss, every gradient, three AdamW steps, on batches of 16), and the log-softmax
-and ``exp`` that rollouts and log-probs use; it prints a digest of each. It runs natively at 1
+and ``exp`` that rollouts and log-probs use; it prints a digest of each. With the pins the
+model's products run on OpenBLAS's named Haswell kernel (``mintrl.blas_products``) under both
+MKL branches: the branch decides what MKL still computes. It runs natively at 1
 and 2 threads, and at 1 thread under emulation (two emulated threads on two cores ran over
 25 minutes, OpenMP's spinning threads competing for the emulator).
 
@@ -37,8 +39,8 @@ from pathlib import Path
 import mintrl  # noqa: F401  first: it pins the CPU kernels before anything loads torch
 
 ROOT = Path(__file__).resolve().parents[1]
-BRANCHES = {"AVX2": "MKL's AVX2 branch (the pin before this measurement)",
-            "COMPATIBLE": "MKL's COMPATIBLE branch (the pin now)"}
+BRANCHES = {"AVX2": "MKL's AVX2 branch (the first pins), for what MKL still computes",
+            "COMPATIBLE": "MKL's COMPATIBLE branch (the pin now), for what MKL still computes"}
 EMULATED = {"EPYC-Milan": "emulated AMD EPYC-Milan", "Haswell": "emulated Intel Haswell"}
 STAGES = ["init", "loss", "grads", "adamw_1", "adamw_3", "log_softmax", "exp"]
 
@@ -143,9 +145,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="output stem: <out>.json and <out>.md")
     args = ap.parse_args(argv)
     if args.probe:
-        import torch  # mintrl, imported at the top, has pinned the kernels
+        from mintrl.cpu_numerics import set_threads  # mintrl has pinned the kernels
 
-        torch.set_num_threads(args.threads)
+        set_threads(args.threads)
         print(json.dumps(probe()))
         return
     if shutil.which("qemu-x86_64") is None:

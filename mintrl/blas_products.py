@@ -18,6 +18,7 @@ that is not a float32 CPU tensor (a GPU policy, a bf16 teacher) takes torch's ow
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -34,9 +35,11 @@ def products_pinned(environ=os.environ) -> bool:
             and environ.get(OPENBLAS_KERNEL[0]) == OPENBLAS_KERNEL[1])
 
 
+@functools.cache
 def check_openblas() -> None:
     """Raise unless numpy's BLAS is OpenBLAS running the pinned kernel: numpy imported before
-    ``mintrl`` (which sets the kernel), or a numpy built on MKL, would run other kernels."""
+    ``mintrl`` (which sets the kernel), or a numpy built on MKL, would run other kernels.
+    Checked at the first routed product, so a model that computes on a GPU never asks."""
     from threadpoolctl import threadpool_info
 
     blas = [i for i in threadpool_info() if i.get("user_api") == "blas"
@@ -62,6 +65,7 @@ def _blas_view(t: torch.Tensor) -> np.ndarray:
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    check_openblas()
     return torch.from_numpy(np.matmul(_blas_view(a), _blas_view(b)))
 
 
@@ -132,7 +136,6 @@ def route_products(model: torch.nn.Module) -> torch.nn.Module:
     """Send ``model``'s products to OpenBLAS if ``products_pinned()``; returns ``model``."""
     if not products_pinned():
         return model
-    check_openblas()
     _register_attention()
     for m in model.modules():
         if type(m) is torch.nn.Linear:

@@ -24,6 +24,9 @@ pinned = pytest.mark.skipif(not products_pinned(),
                             reason="the CPU pins are off here (native, or not x86 with AVX2)")
 
 
+PINNED = "import mintrl; from mintrl.blas_products import products_pinned; print(products_pinned())"
+
+
 def _fresh(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items()
              if k not in (*PINS, OPT_OUT, "OPENBLAS_NUM_THREADS")}
@@ -74,12 +77,14 @@ def test_numpy_imported_before_mintrl_is_a_clear_error_not_other_kernels():
                    "threadpoolctl.threadpool_info() if x['internal_api'] == 'openblas'][0])")
     if probe.stdout.strip() == "Haswell":
         pytest.skip("OpenBLAS picks the Haswell kernel on this processor by itself")
-    res = _fresh("import numpy; import mintrl; from mintrl.models import build_model; "
+    res = _fresh("import numpy; import mintrl, torch; from mintrl.models import build_model; "
                  "from mintrl.tokenizer import build_char_tokenizer; "
-                 "from mintrl.config import ModelArch; build_model(ModelArch(hidden_size=32, "
+                 "from mintrl.config import ModelArch; m = build_model(ModelArch(hidden_size=32, "
                  "intermediate_size=64, num_layers=1, num_heads=2, num_kv_heads=1, "
-                 "max_positions=64), build_char_tokenizer(), 0)")
-    if "products_pinned" in res.stderr or res.returncode == 0:
+                 "max_positions=64), build_char_tokenizer(), 0); "
+                 "m(input_ids=torch.tensor([[5, 6, 7]]))")
+    if _fresh(PINNED).stdout.strip() != "True":
         pytest.skip("the CPU pins are off on this processor")
+    assert res.returncode != 0
     assert "OPENBLAS_CORETYPE" in res.stderr.strip().splitlines()[-1]
     assert "import mintrl before numpy" in res.stderr
