@@ -26,6 +26,7 @@ Subpackages and modules, one responsibility each (stages are ``python -m mintrl.
   schemas, io, registry, progress       one schema per table, atomic writes, registries, bars
   cli             the stages' shared command-line wrapper: user errors as one line, exit 2
   cpu_numerics    one CPU kernel family on every x86 processor (set here, before torch loads)
+  blas_products   the toy models' matrix products on OpenBLAS's named kernel when pinned
   config_reference  docs/config.md, generated from the config model
 Stages (only their CLI): prepare, pretrain, fetch, filter, evaluate, sft, segment, train,
 rollout, summarize, track, tune.
@@ -34,7 +35,7 @@ rollout, summarize, track, tune.
 from mintrl.cpu_numerics import pin_cpu_numerics
 from mintrl.progress import quiet_library_bars
 
-# Before any module imports torch: each CPU dispatcher reads its variable once (cpu_numerics).
+# Before any module imports torch or numpy: each dispatcher reads its variable once (cpu_numerics).
 pin_cpu_numerics()
 # Before transformers loads: it reads the switch for its own bars once.
 quiet_library_bars()
