@@ -44,10 +44,14 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "against Intel Xeon, pins off against on) were measured with the products on MKL. Below: "
      "the dispatcher experiment on this machine (weights with and without the pins, and their "
      "cost), "
-     "the toy's training step on emulated AMD and Intel processors under each MKL branch, "
+     "the toy's training step on emulated AMD and Intel processors under each MKL branch "
+     "(`cpu_vendor.md`: with the products on OpenBLAS every digest of the pinned probe is "
+     "the same natively and on both emulated processors; `cpu_vendor_mkl_products.md`: the "
+     "same probe with the products on MKL), "
      "and the first pins' measurement (MKL at AVX2) on an AMD EPYC, kept for the record: its "
      "pinned digests are not those an Intel Xeon computes with the same pins. "
-     "`cpu_vendor_real_amd.md`: the current pins on a real AMD EPYC give the Xeon's digests. "
+     "`cpu_vendor_real_amd.md`: the pins with the products on MKL gave a real AMD EPYC the "
+     "Xeon's digests. "
      "`cross_vendor_main.md`: the whole main command on a real AMD EPYC and on an Intel Xeon, "
      "each from a fresh clone, cell by cell: every cell whose settings are the same is equal "
      "to the decimal. `native_main.md`: the same command with the pins off "
@@ -66,7 +70,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "emulated AMD EPYC as on this Xeon).",
      ["cross_vendor_main.md", "native_main.md", "main_table_native.md",
       "main_command_time.md", "gemm_paths.md", "openblas_gemm_prototype.md", "cpu_numerics.md",
-      "cpu_vendor.md",
+      "cpu_vendor.md", "cpu_vendor_mkl_products.md",
       "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "

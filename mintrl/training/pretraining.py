@@ -90,7 +90,7 @@ def sample_examples(
 def pretrain_optimizer(params, spec: PretrainSpec) -> torch.optim.AdamW:
     """AdamW at the spec's peak rate (``lr_at`` sets each step's). Fused: ATen's own kernel
     takes the exact square root, where the unfused step's goes through MKL's vector maths,
-    whose result depends on MKL's code branch (benchmarks/results/cpu_vendor.md)."""
+    whose result depends on MKL's code branch (benchmarks/results/cpu_vendor_mkl_products.md)."""
     return torch.optim.AdamW(params, lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01,
                              fused=True)
 

@@ -78,7 +78,7 @@ def deepspeed_engine(model, spec: RunSpec, device: str = "cpu", lr: float | None
     The optimizer is torch's fused AdamW handed to DeepSpeed: DeepSpeed's own CPU Adam would
     JIT-compile a C++ op on a fresh machine, and the unfused step's square root goes through
     MKL's vector maths on CPU, whose result depends on MKL's code branch (fused, ATen takes
-    the exact one; benchmarks/results/cpu_vendor.md). We own the accumulation boundary
+    the exact one; benchmarks/results/cpu_vendor_mkl_products.md). We own the accumulation boundary
     (``set_gradient_accumulation_boundary``), so a minibatch may hold any number of
     micro-batches; the objective already divides by the minibatch's token count.
     """
