@@ -51,7 +51,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "and the first pins' measurement (MKL at AVX2) on an AMD EPYC, kept for the record: its "
      "pinned digests are not those an Intel Xeon computes with the same pins. "
      "`cpu_vendor_real_amd.md`: the pins with the products on MKL gave a real AMD EPYC the "
-     "Xeon's digests. "
+     "Xeon's digests. `thread_wait.md`: why the pins make torch's OpenMP workers sleep "
+     "(two threads each ran a pre-training step 10x slower with them spinning). "
      "`cross_vendor_main.md`: the whole main command on a real AMD EPYC and on an Intel Xeon, "
      "each from a fresh clone, cell by cell: every cell whose settings are the same is equal "
      "to the decimal. `native_main.md`: the same command with the pins off "
@@ -70,7 +71,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "emulated AMD EPYC as on this Xeon).",
      ["cross_vendor_main.md", "native_main.md", "main_table_native.md",
       "main_command_time.md", "gemm_paths.md", "openblas_gemm_prototype.md", "cpu_numerics.md",
-      "cpu_vendor.md", "cpu_vendor_mkl_products.md",
+      "cpu_vendor.md", "cpu_vendor_mkl_products.md", "thread_wait.md",
       "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
      "The embedded default's toy (issue 23): a secret table of facts the base knows, holds "

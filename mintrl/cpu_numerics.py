@@ -22,7 +22,9 @@ The thread count changes float sums too (a GEMM split over threads: OpenBLAS's s
 between one and two threads, measured), so thread counts are fixed by the workflow, not by the
 machine: pre-training runs ``tasks.<task>.<role>.threads`` whatever ``--cores`` grants, every
 other job of the embedded default one thread, each stage through ``set_threads`` (torch's and
-OpenBLAS's), and OpenBLAS starts at one thread, not at the machine's core count.
+OpenBLAS's), and OpenBLAS starts at one thread, not at the machine's core count. torch's
+OpenMP workers sleep between parallel regions (``OMP_WAIT_POLICY=PASSIVE``): spinning, they
+took the cores OpenBLAS's threads needed.
 
 It must run before torch and numpy are imported (each dispatcher reads its variable once), so
 the package ``mintrl/__init__.py`` calls it: every stage is ``python -m mintrl.<stage>`` and
@@ -75,6 +77,10 @@ def pin_cpu_numerics(environ: MutableMapping[str, str] = os.environ,
     applied = {k: v for k, v in PINS.items() if k not in environ}
     environ.update(applied)
     environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # not the core count: see set_threads
+    # torch's OpenMP workers spin between parallel regions, on the cores OpenBLAS's threads need
+    # for the products: two threads each made a pre-training step 12x slower, sleeping workers
+    # 0.85x one thread's time (benchmarks/thread_wait.py)
+    environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return applied
 
 
