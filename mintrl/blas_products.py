@@ -23,6 +23,10 @@ import os
 
 import numpy as np
 import torch
+from transformers import AttentionInterface, AttentionMaskInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import eager_mask
+from transformers.models.qwen3.modeling_qwen3 import repeat_kv
 
 from mintrl.cpu_numerics import OPENBLAS_KERNEL, OPT_OUT
 
@@ -108,9 +112,6 @@ def blas_attention(module, query, key, value, attention_mask, scaling=None, drop
     A decode step (t = 1) takes torch's fused kernel (SDPA, pinned like every ATen kernel): its
     products are b * h separate vector-matrix products, which cost more in numpy's calls than
     they save (a generation took 1.6x as long with them routed, 0.83x with SDPA's)."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-    from transformers.models.qwen3.modeling_qwen3 import repeat_kv
-
     if not _routable(query, key, value) or query.shape[2] == 1 or (dropout and module.training):
         return sdpa_attention_forward(module, query, key, value, attention_mask,
                                       scaling=scaling, dropout=dropout, **kwargs)
@@ -125,9 +126,6 @@ def blas_attention(module, query, key, value, attention_mask, scaling=None, drop
 
 
 def _register_attention() -> None:
-    from transformers import AttentionInterface, AttentionMaskInterface
-    from transformers.masking_utils import eager_mask
-
     AttentionInterface.register(ATTENTION, blas_attention)
     AttentionMaskInterface.register(ATTENTION, eager_mask)
 
