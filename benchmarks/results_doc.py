@@ -80,7 +80,10 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`toy_lab.md` checks the default's lab, its teacher trained from the base, against issue "
      "23's targets at de545a3, the products on OpenBLAS's Haswell kernel: four missed, its "
      "bases' easy Pass@1 not robust to the draw (58.6 to 96.0 % over six bases of three lab "
-     "seeds); `toy_lab_44bc660.md` is the same config with the products on MKL (all met, on "
+     "seeds); `base_steps.md` measures why (the bases were under-trained: their known facts "
+     "still rising at the last step) and chooses the longer pre-training the default now "
+     "has, on validation over three lab seeds; "
+     "`toy_lab_44bc660.md` is the same config with the products on MKL (all met, on "
      "an AMD EPYC; `toy_lab_b67a746.md` the same with the "
      "teacher from scratch); the learnability files below were measured with the products on "
      "MKL; `learnability_opd_teacher_from_base.md` runs OPD from that base "
@@ -101,7 +104,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "step); `opd_support_arith.md` shows, digit by digit, why OPD did not learn that toy's "
      "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
      "which it did.",
-     ["toy_lab.md", "toy_lab_44bc660.md", "learnability_opd_teacher_from_base.md",
+     ["toy_lab.md", "base_steps.md", "toy_lab_44bc660.md",
+      "learnability_opd_teacher_from_base.md",
       "toy_lab_b67a746.md",
       "learnability.md", "learnability_tuned_opd.md", "unknown_floor_arith.md",
       "learnability_opd_lr1e-4.md",
