@@ -78,11 +78,11 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "with label noise, or holds a misconception about (one fixed wrong value over a uniform "
      "floor), at the same problem lengths for every split. "
      "`toy_lab.md` checks the default's lab, its teacher trained from the base, against issue "
-     "23's targets at de545a3, the products on OpenBLAS's Haswell kernel: four missed, its "
-     "bases' easy Pass@1 not robust to the draw (58.6 to 96.0 % over six bases of three lab "
-     "seeds); `base_steps.md` measures why (the bases were under-trained: their known facts "
-     "still rising at the last step) and chooses the longer pre-training the default now "
-     "has, on validation over three lab seeds; "
+     "23's targets at 4d2a399: all met. `toy_lab_de545a3.md` is the same check before the "
+     "bases were pre-trained longer: four missed, the bases' easy Pass@1 not robust to the "
+     "draw (58.6 to 96.0 % over six bases of three lab seeds); `base_steps.md` measures why "
+     "(the bases were under-trained: their known facts still rising at the last step) and "
+     "chooses the longer pre-training, on validation over three lab seeds; "
      "`toy_lab_44bc660.md` is the same config with the products on MKL (all met, on "
      "an AMD EPYC; `toy_lab_b67a746.md` the same with the "
      "teacher from scratch); the learnability files below were measured with the products on "
@@ -104,7 +104,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "step); `opd_support_arith.md` shows, digit by digit, why OPD did not learn that toy's "
      "hard split; `toy_broad_prior_prototype.md` is a prototype (a patch, not the default) in "
      "which it did.",
-     ["toy_lab.md", "base_steps.md", "toy_lab_44bc660.md",
+     ["toy_lab.md", "base_steps.md", "toy_lab_de545a3.md", "toy_lab_44bc660.md",
       "learnability_opd_teacher_from_base.md",
       "toy_lab_b67a746.md",
       "learnability.md", "learnability_tuned_opd.md", "unknown_floor_arith.md",
@@ -127,15 +127,15 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "`wrong_corrections.md` issue 25's item 4 over three pairs with the products on MKL (the "
      "corrections-only control and MInTRL-Const, clean and with a wrong intervener). "
      "`main_table.md` is the main command of the default config (issue 23's toy, the teacher "
-     "trained from the base, issue 25's defaults, every row at the values `snakemake tune` "
-     "chose on this toy), one (lab seed, RL seed) pair, timed on an Intel Xeon at de545a3, "
-     "the first commit whose toy models compute their products on OpenBLAS's named Haswell "
-     "kernel (`mintrl/blas_products.py`): the rounding changed, so its lab is another draw "
-     "than the files marked `_62141da` (the same command and config with the products on "
-     "MKL), whose arith base read 93.6 % on easy against this one's 58.6 %. With it: what each "
-     "MInTRL update did (`run_diagnostics_<task>.md`), the pools' coverage by kind of fact "
+     "trained from the base, issue 25's defaults, every row at its `tuned:` values), one "
+     "(lab seed, RL seed) pair, timed on an Intel Xeon at 4d2a399, whose bases are "
+     "pre-trained longer (`base_steps.md`); with it: what each MInTRL update did "
+     "(`run_diagnostics_<task>.md`), the pools' coverage by kind of fact "
      "(`coverage_by_kind_<task>.md`), and the paper's claims read on its one pair "
-          "(`claims_main_command.md`). `main_table_62141da.md` and its `*_62141da.md` files are "
+     "(`claims_main_command.md`). `main_table_de545a3.md` and its `*_de545a3.md` files are "
+     "the same command before the longer pre-training (the first commit with the products "
+     "on OpenBLAS's Haswell kernel: its arith base read 58.6 % on easy); the pairs files "
+     "above were made at de545a3 too. `main_table_62141da.md` and its `*_62141da.md` files are "
      "the same command before the products moved. "
      "`main_table_44bc660_amd.md` and its `*_44bc660.md` files "
      "are the same command at 44bc660 on an AMD EPYC, before OPD's re-tuning (lr 3e-5 there) "
@@ -161,6 +161,9 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
       "main_table.md", "main_table_pairs_62141da.md", "pair_spread_62141da.md",
       "claims_main_table_62141da.md", "claims_main_command.md", "run_diagnostics_arith.md",
       "run_diagnostics_intfn.md", "coverage_by_kind_arith.md", "coverage_by_kind_intfn.md",
+      "main_table_de545a3.md", "claims_main_command_de545a3.md",
+      "run_diagnostics_arith_de545a3.md", "run_diagnostics_intfn_de545a3.md",
+      "coverage_by_kind_arith_de545a3.md", "coverage_by_kind_intfn_de545a3.md",
       "main_table_62141da.md", "claims_main_command_62141da.md",
       "run_diagnostics_arith_62141da.md", "run_diagnostics_intfn_62141da.md",
       "coverage_by_kind_arith_62141da.md", "coverage_by_kind_intfn_62141da.md",
