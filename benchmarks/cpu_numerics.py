@@ -3,10 +3,10 @@ setting of the CPU dispatchers, weights compared (mintrl.cpu_numerics).
 
     python benchmarks/cpu_numerics.py            # -> benchmarks/results/cpu_numerics.{json,md}
 
-Each setting pre-trains the arith base (``--steps`` steps, 2 threads as the workflow's
+Each setting pre-trains the arith base (``--steps`` steps, 1 thread as the workflow's
 pretrain rule, unless the setting says otherwise) and runs iteration 1 of ``grpo-s0``
 (rollouts + update, 1 thread) from its own base; the chain is what a user's table depends on.
-The rows: the pins (the default), the pins at 1 pre-training thread, the pins on
+The rows: the pins (the default), the pins at 2 pre-training threads, the pins on
 a processor whose MKL may use AVX2 at most (``MKL_ENABLE_INSTRUCTIONS``), the pins with the
 models' products left on MKL's COMPATIBLE branch (as before ``mintrl.blas_products``), this
 processor's own kernels (pins off), and the first pins, with MKL's AVX2 branch, which MKL
@@ -35,19 +35,19 @@ DISPATCHERS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "MKL_ENA
 NATIVE = {"MINTRL_CPU_NUMERICS": "native"}
 # name -> (environment, pre-training threads, what it stands for)
 SETTINGS = {
-    "pinned": ({}, 2, "the default: ATen and oneDNN at AVX2, MKL at its COMPATIBLE branch, "
+    "pinned": ({}, 1, "the default: ATen and oneDNN at AVX2, MKL at its COMPATIBLE branch, "
                "the models' products on OpenBLAS's Haswell kernel (mintrl.cpu_numerics)"),
-    "pinned-1-thread": ({}, 1, "the pins, pre-training at 1 thread, not the role's 2: what "
-                        "the thread count changes (the workflow runs the role's count "
-                        "whatever --cores grants)"),
-    "pinned-mkl-avx2-cpu": ({"MKL_ENABLE_INSTRUCTIONS": "AVX2"}, 2, "the pins, MKL "
+    "pinned-2-threads": ({}, 2, "the pins, pre-training at 2 threads, not the role's 1: what "
+                         "the thread count changes (the workflow runs the role's count "
+                         "whatever --cores grants)"),
+    "pinned-mkl-avx2-cpu": ({"MKL_ENABLE_INSTRUCTIONS": "AVX2"}, 1, "the pins, MKL "
                             "dispatching as on an AVX2-only processor"),
-    "pinned-mkl-products": ({"OPENBLAS_CORETYPE": ""}, 2, "the pins with the products on "
+    "pinned-mkl-products": ({"OPENBLAS_CORETYPE": ""}, 1, "the pins with the products on "
                             "MKL's COMPATIBLE branch, not OpenBLAS (the pins before "
                             "mintrl.blas_products)"),
-    "native": (NATIVE, 2, "pins off: this processor's own kernels"),
+    "native": (NATIVE, 1, "pins off: this processor's own kernels"),
     "avx2-branch": ({**NATIVE, "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
-                     "ONEDNN_MAX_CPU_ISA": "AVX2"}, 2, "the pins of before: MKL at its AVX2 "
+                     "ONEDNN_MAX_CPU_ISA": "AVX2"}, 1, "the pins of before: MKL at its AVX2 "
                     "branch, which it takes on Intel processors only"),
 }
 TIMED = ("pinned", "pinned-mkl-products", "native")
@@ -112,7 +112,7 @@ def markdown(results: dict, steps: int, repeats: int, command: str) -> str:
     lines = [
         "# CPU numerics: do the toy's weights depend on the processor?", "",
         f"Command: `{command}` (this machine: {results_machine()}). Each setting pre-trains the "
-        f"arith base for {steps} steps (2 threads unless it says otherwise) and runs iteration "
+        f"arith base for {steps} steps (1 thread unless it says otherwise) and runs iteration "
         "1 of `grpo-s0` from it (1 thread). Digests are sha256 of the safetensors files (and of "
         "the iteration's rollout file); `=` marks a digest equal to the pinned row's. On any "
         "x86-64 processor with AVX2 and FMA, the pinned row's digests should be these.", "",
