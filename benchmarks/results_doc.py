@@ -43,7 +43,8 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "32 min 15 s, `main_command_time.md`). The whole-command checks below (real AMD EPYC "
      "against Intel Xeon, pins off against on) were measured with the products on MKL. Below: "
      "the dispatcher experiment on this machine (weights with and without the pins, and their "
-     "cost), "
+     "cost; `cpu_numerics.md` with the products on OpenBLAS, `cpu_numerics_mkl_products.md` "
+     "before), "
      "the toy's training step on emulated AMD and Intel processors under each MKL branch "
      "(`cpu_vendor.md`: with the products on OpenBLAS every digest of the pinned probe is "
      "the same natively and on both emulated processors; `cpu_vendor_mkl_products.md`: the "
@@ -71,6 +72,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
      "emulated AMD EPYC as on this Xeon).",
      ["cross_vendor_main.md", "native_main.md", "main_table_native.md",
       "main_command_time.md", "gemm_paths.md", "openblas_gemm_prototype.md", "cpu_numerics.md",
+      "cpu_numerics_mkl_products.md",
       "cpu_vendor.md", "cpu_vendor_mkl_products.md", "thread_wait.md",
       "cpu_numerics_epyc_avx2_pins.md", "cpu_vendor_real_amd.md"]),
     ("The toy lab: a gap of knowledge",
