@@ -13,7 +13,8 @@ Each run writes ``results/benchmarks/base_steps/<task>_<overrides>_lab<k>.json``
 are drawn into ``--work`` by ``mintrl.prepare`` (the same files as the main command's) and held
 out of the base's data, as the pre-training stage holds them out. The model at ``steps`` is the
 one ``python -m mintrl.pretrain`` writes for those settings (same seed, data stream and
-schedule); a checkpoint at an earlier step is not (the cosine schedule follows ``steps``).
+schedule: it runs that stage's loop, ``mintrl.training.pretraining.pretrain``); a checkpoint at
+an earlier step is not (the cosine schedule follows ``steps``).
 """
 
 from __future__ import annotations
@@ -30,36 +31,18 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from mintrl.config import load_config
 from mintrl.cpu_numerics import set_threads
 from mintrl.engine import Sampling
 from mintrl.engine.transformers_engine import TransformersEngine
 from mintrl.io import read_table, write_json
-from mintrl.models import build_model
 from mintrl.report.evaluation import sample_problems
 from mintrl.tasks import Problem, get_task
 from mintrl.tokenizer import build_char_tokenizer
-from mintrl.training.pretraining import (
-    held_out_prompts,
-    lab_seed_of,
-    lr_at,
-    pretrain_optimizer,
-    sample_examples,
-    train_step_loss,
-)
+from mintrl.training.pretraining import held_out_prompts, pretrain
 
 OUT = Path("results/benchmarks/base_steps")
-
-
-def fact_levels(table, problems: list[Problem]) -> dict[str, str]:
-    """Each problem's kind: the level of the one uncertain fact it looks up, else known."""
-    out = {}
-    for p in problems:
-        odd = [k for k in p.spec["facts"]["keys"] if table.kinds[k] != "known"]
-        out[p.id] = table.level(odd[0]) if odd else "known"
-    return out
 
 
 def probe(config: Path, task_name: str, lab: int, overrides: dict, evals: set[int],
@@ -73,40 +56,34 @@ def probe(config: Path, task_name: str, lab: int, overrides: dict, evals: set[in
         subprocess.run([sys.executable, "-m", "mintrl.prepare", "--config", str(config),
                         "--task", task_name, "--out", str(data)], check=True)
     set_threads(spec.threads)
-    seed = lab_seed_of(cfg.seed + spec.seed, lab)
-    exclude = held_out_prompts(data)
     val = [Problem.from_row(r) for r in read_table(data / "validation.parquet").to_dict("records")]
-    level = fact_levels(table, val)
-    tok, task = build_char_tokenizer(), get_task(task_name)
-    model = build_model(spec.arch, tok, seed)
-    model.train()
-    rng = np.random.default_rng(seed)
-    opt = pretrain_optimizer(model.parameters(), spec)
-    out = {"task": task_name, "lab": lab, "set": overrides, "steps": spec.steps,
-           "samples": samples, "evals": []}
-    t0, losses = time.perf_counter(), []
-    for step in range(spec.steps):  # the loop of mintrl.training.pretraining.pretrain
-        prompts, responses = sample_examples(task, spec, rng, spec.batch_size, exclude, table)
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, spec)
-        opt.zero_grad(set_to_none=True)
-        losses.append(train_step_loss(model, tok, prompts, responses, spec.length_buckets))
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        if step + 1 in evals | {spec.steps}:
-            model.eval()
-            seconds = time.perf_counter() - t0
-            engine = TransformersEngine(model, tok.eos_token_id, tok.pad_token_id)
-            df, _ = sample_problems(engine, tok, val, samples,
-                                    Sampling(max_new_tokens=task_spec.max_new_tokens, seed=0))
-            by = df.assign(level=df["problem_id"].map(level)).groupby("level")["reward"].mean()
-            rec = {"step": step + 1, "train_s": round(seconds),
-                   "loss": float(np.mean(losses[-20:])),
-                   "pass1": {k: round(float(v), 4) for k, v in by.items()}}
-            print(json.dumps(rec), flush=True)
-            out["evals"].append(rec)
-            model.train()
-    return out
+    level = {p.id: table.problem_level(p.spec["facts"]["keys"]) for p in val}
+    tok = build_char_tokenizer()
+    records, clock = [], {"start": time.perf_counter(), "sampling": 0.0}
+
+    def sample(step: int, model) -> None:
+        if step not in evals | {spec.steps}:
+            return
+        t0 = time.perf_counter()
+        model.eval()
+        engine = TransformersEngine(model, tok.eos_token_id, tok.pad_token_id)
+        df, _ = sample_problems(engine, tok, val, samples,
+                                Sampling(max_new_tokens=task_spec.max_new_tokens, seed=0))
+        model.train()
+        by = df.assign(level=df["problem_id"].map(level)).groupby("level")["reward"].mean()
+        records.append({"step": step, "train_s": round(t0 - clock["start"] - clock["sampling"]),
+                        "pass1": {k: round(float(v), 4) for k, v in by.items()}})
+        clock["sampling"] += time.perf_counter() - t0
+        print(json.dumps(records[-1]), flush=True)
+
+    # the stage's own loop (same seed, data stream and schedule), sampled along the way
+    _, _, history, _ = pretrain(get_task(task_name), spec, cfg.seed + spec.seed,
+                                held_out_prompts(data), progress=False, lab_seed=lab,
+                                facts=table, after_step=sample)
+    for rec in records:  # the mean loss of the 20 steps up to the sample
+        rec["loss"] = float(np.mean([loss for step, loss in history[:rec["step"]][-20:]]))
+    return {"task": task_name, "lab": lab, "set": overrides, "steps": spec.steps,
+            "samples": samples, "evals": records}
 
 
 def report(folder: Path) -> str:

@@ -87,11 +87,8 @@ def by_fact_level(cfg, task_name: str, df) -> dict[str, float]:
     """Pass@1 by how the base's data showed the one uncertain fact a problem looks up
     (known / partial q=... / unknown), from sampled validation rows."""
     table = cfg.tasks[task_name].facts.table()
-    level = {}
-    for p in problems_of(task_name, "validation"):
-        keys = p.spec["facts"]["keys"]
-        odd = [k for k in keys if table.kinds[k] != "known"]
-        level[p.id] = table.level(odd[0]) if odd else "known"
+    level = {p.id: table.problem_level(p.spec["facts"]["keys"])
+             for p in problems_of(task_name, "validation")}
     df = df.assign(level=df["problem_id"].map(level))
     out = df.groupby("level")["reward"].mean()
     order = sorted(out.index, key=lambda s: (s != "known", s == "unknown", s))

@@ -29,6 +29,16 @@ def test_the_table_has_every_kind_distinct_values_and_decoys_no_entry_has():
     assert FactSpec().table() == TABLE  # the world does not depend on anything but its seed
 
 
+@pytest.mark.parametrize("name", TASKS)
+def test_a_problem_is_reported_at_the_level_of_its_one_uncertain_fact(name):
+    rng, task = np.random.default_rng(0), get_task(name)
+    for kind, want in (("known", {"known"}), ("unknown", {"unknown"}),
+                       ("partial", {f"partial q={q:g}" for q in FactSpec().partial})):
+        for _ in range(20):
+            keys = task.sample(rng, 3, TABLE, kind).spec["facts"]["keys"]
+            assert TABLE.problem_level(keys) in want
+
+
 def test_the_base_sees_a_partial_fact_true_in_its_share_and_an_unknown_one_at_chance():
     rng = np.random.default_rng(0)
     for key in TABLE.keys("partial"):

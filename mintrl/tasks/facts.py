@@ -91,6 +91,12 @@ class FactTable:
         kind = self.kinds[key]
         return f"partial q={self.q[key]:g}" if kind == "partial" else kind
 
+    def problem_level(self, keys: list[int]) -> str:
+        """The level of the one uncertain fact a problem looks up (``keys``: its
+        ``spec["facts"]["keys"]``), or ``known`` when it looks up known facts only."""
+        odd = [k for k in keys if self.kinds[k] != "known"]
+        return self.level(odd[0]) if odd else "known"
+
     def draw_keys(self, rng: np.random.Generator, kind: str, n: int) -> list[int]:
         """``n`` lookups for a problem of ``kind``: ``known`` looks up known entries only;
         ``partial`` / ``unknown`` exactly one entry of that kind, the others known (one

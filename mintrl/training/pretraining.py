@@ -8,6 +8,7 @@ import hashlib
 import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -170,7 +171,7 @@ def load_resume_state(path: Path, fingerprint: str) -> dict | None:
 
 def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progress=True,
              resume: Path | None = None, lab_seed: int = 0, facts: FactTable | None = None,
-             init: Path | None = None):
+             init: Path | None = None, after_step: Callable[[int, object], None] | None = None):
     """Train a fresh model, or one from the checkpoint ``init`` (a role with `init: base`);
     returns (model, tokenizer, history of (step, loss), training seconds, those of earlier
     killed jobs included).
@@ -181,7 +182,11 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
     With ``resume``, a state is written there every ``spec.checkpoint_every`` steps and, when
     one this run made is there, training goes on from it: the final weights are the same as
     an uninterrupted run's at the same thread count (another count changes the float sums'
-    order, which is why the stage runs the role's ``threads`` whatever cores it is given)."""
+    order, which is why the stage runs the role's ``threads`` whatever cores it is given).
+
+    ``after_step(steps_done, model)`` is called after every optimizer step (a benchmark samples
+    the model along the way: it must leave the model in train mode and draw from no generator
+    the loop uses)."""
     if (init is None) != (spec.init == "scratch"):
         raise ValueError(f"init: {spec.init!r} " + ("needs the checkpoint to start from"
                                                      if init is None else "takes no checkpoint"))
@@ -217,6 +222,8 @@ def pretrain(task: Task, spec: PretrainSpec, seed: int, exclude: set[str], progr
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         history.append((step, loss))
+        if after_step is not None:
+            after_step(step + 1, model)
         if step % 25 == 0:
             bar.set_postfix(loss=f"{loss:.4f}", refresh=False)  # shown at the bar's own refresh
         done = step + 1
